@@ -1,0 +1,46 @@
+# situate: `make run` runs the offline quickstart, `make test` runs the tests. `make help` lists all.
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# pip's warnings about optional local package folders that do not exist are noise, not errors.
+QUIET_PIP := grep -v -e "is ignored: it is neither a file nor a directory" || true
+
+.PHONY: help install run test lint format mlflow-ui clean-cache
+
+help: ## List the targets
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
+
+install: $(STAMP) ## Create .venv and install situate with its offline models (idempotent)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "installing into $(VENV) (torch 2.13.0 CPU first, then situate and its models)"
+	@$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | $(QUIET_PIP)
+	@$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]' 2>&1 | $(QUIET_PIP)
+	@$(BIN)/python -c "import situate, hydra, mlflow, faiss, bm25s, sentence_transformers"
+	@touch $(STAMP)
+
+run: install ## Offline quickstart on the cookbook set: plain vs contextual chunks, dense vs hybrid
+	$(BIN)/situate run experiment=quickstart
+
+test: install ## Run the test suite
+	$(BIN)/pytest -q
+
+lint: install ## ruff lint and format check
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+
+format: install ## ruff format and autofix
+	$(BIN)/ruff format src tests
+	$(BIN)/ruff check --fix src tests
+
+mlflow-ui: install ## Browse runs at http://127.0.0.1:5000
+	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/outputs/mlflow.db --host 127.0.0.1 --port 5000
+
+clean-cache: ## Delete cached embeddings and indexes (outputs/cache)
+	rm -rf outputs/cache

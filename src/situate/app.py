@@ -1,0 +1,146 @@
+"""``situate run``: the Hydra entry point. Composes the stages, runs them, tracks the result."""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from situate.errors import SituateError, SituateExit
+from situate.pipeline import Pipeline, RunResult
+from situate.tracking.base import flatten
+from situate.tracking.summary import GROUPS, RESULT_FILE
+
+log = logging.getLogger("situate")
+CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")
+
+
+def instantiate_stage(cfg: DictConfig, group: str):
+    """Build the option chosen in ``group``; a bad parameter becomes a one-line ``SituateError``."""
+    from hydra.errors import InstantiationException
+
+    try:
+        return instantiate(cfg[group])
+    except InstantiationException as e:
+        if isinstance(e.__cause__, SituateError):
+            raise e.__cause__ from None
+        detail = str(e.__cause__ or e).strip().splitlines()[-1]
+        raise SituateError(
+            f"config group {group} ({cfg[group].get('_target_')}): {detail}; fix the option's parameters"
+        ) from e
+
+
+def build_pipeline(cfg: DictConfig) -> Pipeline:
+    """Instantiate every stage of ``cfg`` (each group's ``_target_``)."""
+    stages = ("dataset", "chunker", "context", "embedder", "dense", "sparse", "fusion", "reranker")
+    built = {g: instantiate_stage(cfg, g) for g in stages}
+    return Pipeline(**built, evaluator=instantiate_stage(cfg, "eval"), cache_dir=cfg.cache_dir)
+
+
+def git_commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).parent,
+        )
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[int]) -> None:
+    """The resolved config, one CSV row per question, and a sample of contexts."""
+    (folder / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    with open(folder / "per_question.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(
+            [
+                "qid",
+                "question",
+                "gold",
+                f"top_{ks[-1]}_chunk_ids",
+                "first_relevant_rank",
+                "reciprocal_rank",
+            ]
+            + [f"recall_at_{k}" for k in ks]
+            + [f"pass_at_{k}" for k in ks]
+        )
+        for r in result.evaluation.per_question:
+            w.writerow(
+                [
+                    r.qid,
+                    r.question,
+                    " ".join(r.gold),
+                    " ".join(r.top_ids),
+                    r.first_relevant_rank or "",
+                    f"{r.reciprocal_rank:.4f}",
+                ]
+                + [f"{r.recall[k]:.4f}" for k in ks]
+                + [f"{r.passed[k]:.4f}" for k in ks]
+            )
+    sample = [
+        {"chunk_id": c.chunk_id, "chunk_start": c.text[:200], "context": x.text}
+        for c, x in list(zip(result.chunks, result.contexts, strict=True))[:25]
+    ]
+    (folder / "contexts_sample.json").write_text(json.dumps(sample, indent=1, ensure_ascii=False))
+
+
+def run_job(cfg: DictConfig) -> dict:
+    """Run one composed config, track it, and return the row the results table prints."""
+    hc = HydraConfig.get()
+    choices = {g: hc.runtime.choices.get(g) for g in GROUPS}
+    overrides = list(hc.overrides.task)
+    row: dict = {"choices": choices, "overrides": overrides, "ks": sorted(cfg.eval.ks)}
+    tracker = instantiate_stage(cfg, "tracking")
+    params = flatten(OmegaConf.to_container(cfg, resolve=True))
+    tags = {
+        **{g: str(v) for g, v in choices.items()},
+        "git_commit": git_commit(),
+        "overrides": " ".join(overrides),
+    }
+    name = " ".join(overrides) or " ".join(f"{g}={choices[g]}" for g in ("context", "fusion"))
+    try:
+        with tracker.run(name, params, tags) as run_id:
+            row["run_id"] = run_id
+            result = build_pipeline(cfg).run()
+            tracker.log_metrics(result.metrics)
+            with tempfile.TemporaryDirectory() as tmp:
+                write_artifacts(Path(tmp), cfg, result, row["ks"])
+                tracker.log_artifact_files(tmp)
+                for name_ in ("per_question.csv", "config.yaml"):
+                    (Path(hc.runtime.output_dir) / name_).write_bytes(
+                        (Path(tmp) / name_).read_bytes()
+                    )
+        row["metrics"] = result.metrics
+    except SituateError as e:
+        row["error"] = str(e)
+        (Path(hc.runtime.output_dir) / RESULT_FILE).write_text(json.dumps(row, indent=1))
+        if hc.mode == RunMode.MULTIRUN:
+            log.error("%s", e)  # one failed job does not sink the sweep; the table shows it
+            return row
+        raise SituateExit(e) from e
+    (Path(hc.runtime.output_dir) / RESULT_FILE).write_text(json.dumps(row, indent=1))
+    return row
+
+
+@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
+def main(cfg: DictConfig) -> float | None:
+    row = run_job(cfg)
+    return row.get("metrics", {}).get(f"pass_at_{row['ks'][-1]}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

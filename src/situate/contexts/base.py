@@ -1,0 +1,68 @@
+"""The contextualizer protocol, and how a context is joined to its chunk."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from situate.errors import SituateError
+from situate.records import Chunk, Context, Corpus
+
+PLACEMENTS = ("after", "before")
+INDEXES = ("dense", "sparse", "rerank")
+
+
+class Contextualizer(Protocol):
+    """Writes one ``Context`` per chunk, in chunk order."""
+
+    name: str
+
+    def contextualize(self, corpus: Corpus, chunks: list[Chunk]) -> list[Context]: ...
+
+
+class Placement:
+    """Where a context goes relative to its chunk, and which indexes see it.
+
+    Parameters
+    ----------
+    placement : {"after", "before"}
+        ``after`` is the cookbook's ``f"{chunk}\\n\\n{context}"``.
+    separator : str
+        Text between chunk and context.
+    apply_to : sequence of {"dense", "sparse", "rerank"}
+        Indexes that get the contextualized text; the others index the plain chunk. The
+        replication of Anthropic's table uses ``[dense]`` for "contextual embeddings" and
+        ``[dense, sparse]`` for "+ contextual BM25".
+    """
+
+    def __init__(
+        self,
+        placement: str = "after",
+        separator: str = "\n\n",
+        apply_to: Sequence[str] = ("dense", "sparse", "rerank"),
+    ):
+        if placement not in PLACEMENTS:
+            raise SituateError(
+                f"context.placement={placement!r} is not one of {', '.join(PLACEMENTS)}"
+            )
+        unknown = [a for a in apply_to if a not in INDEXES]
+        if unknown:
+            raise SituateError(
+                f"context.apply_to has unknown index {unknown[0]!r}; valid: {', '.join(INDEXES)}"
+            )
+        self.placement = placement
+        self.separator = separator
+        self.apply_to = tuple(apply_to)
+
+    def texts(self, chunks: list[Chunk], contexts: list[Context], index: str) -> list[str]:
+        """The text each chunk is indexed with in ``index`` ("dense", "sparse" or "rerank")."""
+        if index not in self.apply_to:
+            return [c.text for c in chunks]
+        return [self.join(c.text, x.text) for c, x in zip(chunks, contexts, strict=True)]
+
+    def join(self, chunk_text: str, context: str) -> str:
+        if not context:
+            return chunk_text
+        if self.placement == "after":
+            return f"{chunk_text}{self.separator}{context}"
+        return f"{context}{self.separator}{chunk_text}"

@@ -1,0 +1,85 @@
+"""``context: replay``: contexts recorded in a file (such as the real Claude contexts shipped for
+the cookbook set), joined to chunks by document id and chunk index."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from situate.contexts.base import Placement
+from situate.datasets.base import existing_path, read_json, read_jsonl, require_fields
+from situate.errors import SituateError
+from situate.records import Chunk, Context, Corpus
+
+
+class ReplayContext(Placement):
+    """Read contexts from a JSON list or JSON Lines file of records.
+
+    Parameters
+    ----------
+    path : str
+        File of records with ``doc_id``, ``original_index`` (or ``index``) and ``context``.
+    for_chunker : str
+        The chunker the recorded contexts were written for; chunks from another chunker would be
+        joined to the wrong contexts, so that is an error.
+    allow_missing : bool
+        A chunk without a recorded context gets none instead of being an error.
+    """
+
+    name = "replay"
+
+    def __init__(
+        self,
+        path: str,
+        for_chunker: str = "prechunked",
+        allow_missing: bool = False,
+        placement: str = "after",
+        separator: str = "\n\n",
+        apply_to: Sequence[str] = ("dense", "sparse", "rerank"),
+    ):
+        super().__init__(placement, separator, apply_to)
+        self.path = Path(path)
+        self.for_chunker = for_chunker
+        self.allow_missing = allow_missing
+
+    def contextualize(self, corpus: Corpus, chunks: list[Chunk]) -> list[Context]:
+        recorded = self._read()
+        out: list[Context] = []
+        for c in chunks:
+            if c.chunker != self.for_chunker:
+                raise SituateError(
+                    f"{self.path}: contexts were recorded for chunker={self.for_chunker}, but chunk "
+                    f"{c.chunk_id} comes from chunker={c.chunker}; use chunker={self.for_chunker}"
+                )
+            text = recorded.get((c.doc_id, c.index))
+            if text is None:
+                if not self.allow_missing:
+                    raise SituateError(
+                        f"{self.path}: no context recorded for chunk {c.chunk_id} "
+                        f"(doc_id {c.doc_id}, index {c.index}); add it or set context.allow_missing=true"
+                    )
+                text = ""
+            out.append(Context(c.chunk_id, text))
+        return out
+
+    def _read(self) -> dict[tuple[str, int], str]:
+        path = existing_path(self.path, "recorded contexts file", "set context.path to the file")
+        if path.suffix == ".jsonl":
+            records = list(read_jsonl(path))
+        else:
+            data = read_json(path)
+            if not isinstance(data, list):
+                raise SituateError(f"{path}: expected a JSON list of context records")
+            records = [(i, r) for i, r in enumerate(data)]
+        recorded: dict[tuple[str, int], str] = {}
+        for n, rec in records:
+            where = f"{path}: record {n}"
+            require_fields(rec, ("doc_id", "context"), where)
+            index = rec.get("original_index", rec.get("index"))
+            if not isinstance(index, int):
+                raise SituateError(f"{where}: needs an integer original_index (or index) field")
+            key = (rec["doc_id"], index)
+            if key in recorded:
+                raise SituateError(f"{where}: a second context for doc_id {key[0]} index {key[1]}")
+            recorded[key] = rec["context"]
+        return recorded

@@ -1,0 +1,70 @@
+"""The dataset protocol and the careful file readers every loader shares."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from situate.errors import SituateError
+from situate.records import Corpus
+
+
+class DatasetLoader(Protocol):
+    """Loads documents and questions; gold evidence is character spans in the documents."""
+
+    def load(self) -> Corpus: ...
+
+
+def existing_path(path: str | Path, what: str, fix: str) -> Path:
+    """Return ``path`` as a Path, or raise a one-line error naming it and how to provide it."""
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise SituateError(f"{p}: {what} not found; {fix}")
+    return p
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise SituateError(
+            f"{path}: not UTF-8 text (byte {e.start}); convert it to UTF-8 or remove it"
+        ) from e
+
+
+def read_json(path: Path) -> Any:
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SituateError(
+            f"{path}:{e.lineno}:{e.colno}: invalid JSON ({e.msg}); fix the file at that line"
+        ) from e
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, record)`` for each non-blank line of a JSON Lines file."""
+    for lineno, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield lineno, json.loads(line)
+        except json.JSONDecodeError as e:
+            raise SituateError(
+                f"{path}:{lineno}: invalid JSON Lines record ({e.msg}); each line must be one JSON object"
+            ) from e
+
+
+def require_fields(record: Any, fields: tuple[str, ...], where: str) -> None:
+    """Raise a one-line error when a JSON record lacks one of ``fields``."""
+    if not isinstance(record, dict):
+        raise SituateError(f"{where}: expected a JSON object, got {type(record).__name__}")
+    missing = [f for f in fields if f not in record]
+    if missing:
+        have = ", ".join(sorted(record)) or "none"
+        raise SituateError(
+            f"{where}: missing field(s) {', '.join(missing)} (fields present: {have}); "
+            f"rename or add them"
+        )

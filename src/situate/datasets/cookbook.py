@@ -1,0 +1,151 @@
+"""The Anthropic cookbook "contextual embeddings" code set.
+
+``codebase_chunks.json`` holds 90 source files, each already split into chunks whose concatenation
+is the file; ``evaluation_set.jsonl`` holds 248 questions whose gold is ``[doc uuid, chunk index]``
+pairs. Gold chunks become character spans (``match="chunk_text"``, so the cookbook's text-match
+Pass@k stays available), and the dataset's own chunks are offered to the ``prechunked`` chunker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from situate.datasets.base import existing_path, read_json, read_jsonl, require_fields
+from situate.errors import SituateError
+from situate.records import Chunk, Corpus, Document, Question, Span
+
+FETCH_HINT = "run `situate data fetch cookbook` or set SITUATE_DATA_DIR to the folder that holds it"
+
+
+class CookbookLoader:
+    """Load the cookbook code set from ``path`` (the folder with the two JSON files).
+
+    Parameters
+    ----------
+    path : str
+        Folder holding ``codebase_chunks.json`` and ``evaluation_set.jsonl``.
+    name : str
+        Name recorded with the corpus.
+    max_documents : int or None
+        Keep only the first N documents (and the questions whose gold lies in them): small slices
+        for tests.
+    """
+
+    def __init__(self, path: str, name: str = "cookbook", max_documents: int | None = None):
+        self.path = Path(path)
+        self.name = name
+        self.max_documents = max_documents
+
+    def load(self) -> Corpus:
+        folder = existing_path(self.path, "cookbook data folder", FETCH_HINT)
+        chunks_file = existing_path(folder / "codebase_chunks.json", "cookbook chunks", FETCH_HINT)
+        questions_file = existing_path(
+            folder / "evaluation_set.jsonl", "cookbook questions", FETCH_HINT
+        )
+
+        raw_docs = read_json(chunks_file)
+        if not isinstance(raw_docs, list):
+            raise SituateError(f"{chunks_file}: expected a JSON list of documents")
+        if self.max_documents is not None:
+            raw_docs = raw_docs[: self.max_documents]
+        documents, prechunks, by_uuid = self._documents(raw_docs, chunks_file)
+        records = list(read_jsonl(questions_file))
+        questions = self._questions(questions_file, records, by_uuid)
+        titles = {by_uuid[u][0]: t for u, t in self._titles(records).items() if u in by_uuid}
+        documents = [
+            Document(d.doc_id, d.text, titles.get(d.doc_id, d.doc_id), d.source) for d in documents
+        ]
+        return Corpus(self.name, documents, questions, prechunks)
+
+    def _documents(self, raw_docs: list, source: Path):
+        documents: list[Document] = []
+        prechunks: list[Chunk] = []
+        by_uuid: dict[str, tuple[str, list[Chunk]]] = {}
+        for i, raw in enumerate(raw_docs):
+            where = f"{source}: document {i}"
+            require_fields(raw, ("doc_id", "original_uuid", "content", "chunks"), where)
+            doc_id, text = raw["doc_id"], raw["content"]
+            if raw["original_uuid"] in by_uuid:
+                raise SituateError(
+                    f"{where}: duplicate original_uuid {raw['original_uuid']}; ids must be unique"
+                )
+            doc_chunks: list[Chunk] = []
+            offset = 0
+            for j, rc in enumerate(raw["chunks"]):
+                require_fields(rc, ("chunk_id", "content"), f"{where} ({doc_id}) chunk {j}")
+                piece = rc["content"]
+                if text[offset : offset + len(piece)] != piece:
+                    raise SituateError(
+                        f"{where} ({doc_id}): chunk {j} is not the next part of the document text; "
+                        "the chunks of a document must concatenate to its content"
+                    )
+                doc_chunks.append(
+                    Chunk(
+                        rc["chunk_id"],
+                        doc_id,
+                        j,
+                        offset,
+                        offset + len(piece),
+                        piece,
+                        (),
+                        "prechunked",
+                    )
+                )
+                offset += len(piece)
+            if offset != len(text):
+                raise SituateError(
+                    f"{where} ({doc_id}): chunks cover {offset} of {len(text)} characters"
+                )
+            documents.append(Document(doc_id, text, doc_id, str(source)))
+            prechunks.extend(doc_chunks)
+            by_uuid[raw["original_uuid"]] = (doc_id, doc_chunks)
+        return documents, prechunks, by_uuid
+
+    def _questions(
+        self,
+        path: Path,
+        records: list[tuple[int, dict]],
+        by_uuid: dict[str, tuple[str, list[Chunk]]],
+    ) -> list[Question]:
+        questions: list[Question] = []
+        for lineno, rec in records:
+            where = f"{path}:{lineno}"
+            require_fields(rec, ("query", "golden_chunk_uuids"), where)
+            gold: list[Span] = []
+            missing_doc = False
+            for pair in rec["golden_chunk_uuids"]:
+                uuid, index = pair
+                if uuid not in by_uuid:
+                    missing_doc = True
+                    continue
+                doc_id, doc_chunks = by_uuid[uuid]
+                if not 0 <= index < len(doc_chunks):
+                    raise SituateError(
+                        f"{where}: gold chunk index {index} of document {doc_id} is out of range "
+                        f"(it has {len(doc_chunks)} chunks); fix golden_chunk_uuids"
+                    )
+                c = doc_chunks[index]
+                gold.append(Span(doc_id, c.start, c.end, "chunk_text"))
+            if missing_doc and self.max_documents is None:
+                raise SituateError(
+                    f"{where}: gold names a document uuid that is not in codebase_chunks.json; "
+                    "fix golden_chunk_uuids"
+                )
+            if gold and not missing_doc:
+                questions.append(
+                    Question(f"q{lineno - 1}", rec["query"], tuple(gold), rec.get("answer", ""))
+                )
+        return questions
+
+    @staticmethod
+    def _titles(records: list[tuple[int, dict]]) -> dict[str, str]:
+        """Repository and file path of each document uuid, from the questions' metadata."""
+        titles: dict[str, str] = {}
+        for _, rec in records:
+            meta = rec.get("meta") or {}
+            if not meta.get("relative_path"):
+                continue
+            title = f"{meta.get('repo_name', '')}{meta['relative_path']}"
+            for doc in rec.get("golden_documents", []):
+                titles.setdefault(doc.get("uuid", ""), title)
+        return titles

@@ -1,0 +1,218 @@
+"""Download the public datasets, checked against pinned sha256 sums.
+
+``fetch("covid-qa", dest)`` puts ``200423_covidQA.json`` in ``dest/covid-qa/``; ``fetch("cookbook",
+dest)`` puts ``codebase_chunks.json`` and ``evaluation_set.jsonl`` in ``dest/cookbook-codebase/``.
+Files already there with the right sha256 are not downloaded again; a download goes to a temporary
+file beside the target and replaces it only once its sha256 checks out.
+
+The cookbook's recorded contexts (``recorded_contexts.json``) are not downloaded: they are derived
+from denser-retriever's ``experiments/data/contextual-embeddings/data_context/passages.jsonl``, whose
+``page_content`` is each chunk's text, two newlines and Claude's context, so the file cannot be
+fetched as is and its bytes cannot be pinned here. Place ``recorded_contexts.json`` (a JSON list of
+737 records ``doc_id``, ``original_uuid``, ``chunk_id``, ``original_index``, ``context``) in
+``dest/cookbook-codebase/`` by hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from situate.errors import SituateError
+
+TIMEOUT_S = 30
+_BLOCK = 1 << 16
+
+
+@dataclass(frozen=True)
+class Remote:
+    """One file to download: where from, its name on disk, its sha256 and size in bytes."""
+
+    url: str
+    filename: str
+    sha256: str
+    size: int | None = None
+
+
+_COOKBOOK = (
+    "https://raw.githubusercontent.com/anthropics/claude-cookbooks/main/"
+    "skills/contextual-embeddings/data/"
+)
+_COVID_QA = "https://raw.githubusercontent.com/deepset-ai/COVID-QA/master/data/question-answering/"
+
+DATASETS: dict[str, list[Remote]] = {
+    "cookbook": [
+        Remote(
+            _COOKBOOK + "codebase_chunks.json",
+            "codebase_chunks.json",
+            "70dbed1cb8a90a107b23742b1537051346860f841ec8b03734c1298fa4a34d46",
+            1126046,
+        ),
+        Remote(
+            _COOKBOOK + "evaluation_set.jsonl",
+            "evaluation_set.jsonl",
+            "7186e2bed15547a2ed178134876b29e4abb206bf0394facbe61d58bf835ee073",
+            3571229,
+        ),
+    ],
+    "covid-qa": [
+        Remote(
+            _COVID_QA + "200423_covidQA.json",
+            "200423_covidQA.json",
+            "ab310b4e39f726e087c8fa3d1787c73771dacddc584977204ebe3cc889ee1264",
+            2697757,
+        ),
+    ],
+}
+
+# The folder under ``dest`` that each dataset goes to (the layout conf/dataset/*.yaml expects).
+FOLDERS: dict[str, str] = {"cookbook": "cookbook-codebase", "covid-qa": "covid-qa"}
+
+_NETWORK_ERRORS = (urllib.error.URLError, OSError, TimeoutError, http.client.HTTPException)
+
+
+def fetch(name: str, dest: Path, progress: bool = True) -> list[Path]:
+    """Download dataset ``name`` into ``dest/<folder>/`` and return the paths of its files.
+
+    Parameters
+    ----------
+    name
+        A key of :data:`DATASETS`.
+    dest
+        The data folder (``SITUATE_DATA_DIR``); the files go to ``dest / FOLDERS[name]``.
+    progress
+        Show a rich progress bar while downloading.
+
+    Returns
+    -------
+    list of Path
+        One path per file of the dataset, in :data:`DATASETS` order, each with the pinned sha256.
+
+    Raises
+    ------
+    SituateError
+        Unknown name; a sha256 mismatch (the download is deleted); no network (the message names
+        the URLs still missing and the folder to put them in by hand).
+    """
+    if name not in DATASETS:
+        raise SituateError(
+            f"unknown dataset {name!r}; choose one of: {', '.join(sorted(DATASETS))}"
+        )
+    folder = Path(dest).expanduser() / FOLDERS.get(name, name)
+    remotes = DATASETS[name]
+    missing = [r for r in remotes if not _is_present(folder / r.filename, r.sha256)]
+    if missing:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise SituateError(
+                f"{folder}: cannot create the data folder ({e.strerror or e}); "
+                f"set SITUATE_DATA_DIR to a writable folder"
+            ) from e
+        _download_all(name, missing, folder, progress)
+    return [folder / r.filename for r in remotes]
+
+
+def sha256_of(path: Path) -> str:
+    """Return the hex sha256 of the file at ``path``."""
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(_BLOCK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _is_present(path: Path, sha256: str) -> bool:
+    return path.is_file() and sha256_of(path) == sha256
+
+
+def _download_all(name: str, remotes: list[Remote], folder: Path, progress: bool) -> None:
+    """Download each remote in turn, with a progress bar when asked for."""
+    if not progress:
+        for i in range(len(remotes)):
+            _download_or_explain(name, remotes[i:], folder, lambda done, total: None)
+        return
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TransferSpeedColumn,
+    )
+
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+    )
+    with Progress(*columns, transient=True) as bar:
+        for i, remote in enumerate(remotes):
+            task = bar.add_task(remote.filename, total=remote.size)
+
+            def report(done: int, total: int | None, task: int = task) -> None:
+                bar.update(task, completed=done, total=total)
+
+            _download_or_explain(name, remotes[i:], folder, report)
+
+
+def _download_or_explain(
+    name: str, remaining: list[Remote], folder: Path, report: Callable[[int, int | None], None]
+) -> None:
+    """Download ``remaining[0]``; on a network failure, explain how to place the rest by hand."""
+    remote = remaining[0]
+    try:
+        _download(remote, folder, report)
+    except _NETWORK_ERRORS as e:
+        urls = " ".join(r.url for r in remaining)
+        raise SituateError(
+            f"cannot download {remote.url} ({_reason(e)}); without network, download {urls} by hand "
+            f"into {folder}/ and run `situate data fetch {name}` again to check them"
+        ) from e
+
+
+def _download(remote: Remote, folder: Path, report: Callable[[int, int | None], None]) -> Path:
+    """Stream ``remote`` to a temporary file in ``folder``, check its sha256, move it into place."""
+    target = folder / remote.filename
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{remote.filename}.", suffix=".part", dir=folder)
+    tmp = Path(tmp_name)
+    try:
+        digest = hashlib.sha256()
+        with (
+            os.fdopen(fd, "wb") as out,
+            urllib.request.urlopen(remote.url, timeout=TIMEOUT_S) as resp,
+        ):
+            length = resp.headers.get("Content-Length")
+            total = int(length) if length and length.isdigit() else remote.size
+            done = 0
+            for block in iter(lambda: resp.read(_BLOCK), b""):
+                out.write(block)
+                digest.update(block)
+                done += len(block)
+                report(done, total)
+        actual = digest.hexdigest()
+        if actual != remote.sha256:
+            raise SituateError(
+                f"{remote.url}: sha256 mismatch (expected {remote.sha256}, got {actual}); the download "
+                f"was deleted; retry, or check whether the file changed upstream"
+            )
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def _reason(error: BaseException) -> str:
+    """A short description of a download failure."""
+    if isinstance(error, urllib.error.HTTPError):
+        return f"HTTP {error.code} {error.reason}"
+    if isinstance(error, urllib.error.URLError):
+        return str(error.reason)
+    return str(error) or type(error).__name__

@@ -1,0 +1,1 @@
+"""Dense vector indexes over chunk embeddings."""

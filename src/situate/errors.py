@@ -1,0 +1,24 @@
+"""User-facing errors: one line that names the file, the record and the fix."""
+
+from __future__ import annotations
+
+
+class SituateError(Exception):
+    """A mistake in the user's input or setup. The CLI prints it on one line and exits with 2."""
+
+    exit_code = 2
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(message.split()))  # always one line
+
+
+class SituateExit(BaseException):
+    """Carries a ``SituateError`` out of a Hydra job to the CLI.
+
+    Hydra prints any ``Exception`` raised by a job with a stack trace; a ``BaseException`` passes
+    through untouched, so the CLI can print the one-line message and exit with code 2.
+    """
+
+    def __init__(self, error: SituateError) -> None:
+        super().__init__(str(error))
+        self.error = error

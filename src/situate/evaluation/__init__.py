@@ -1,0 +1,1 @@
+"""Scoring ranked chunks against span-level gold."""

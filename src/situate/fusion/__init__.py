@@ -1,0 +1,1 @@
+"""Fusion methods: several ranked lists per query into one."""

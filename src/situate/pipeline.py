@@ -1,0 +1,153 @@
+"""The pipeline: documents -> chunks -> contexts -> indexes -> ranked lists -> fused -> reranked -> scores.
+
+Stages arrive as plain objects (built from Hydra configs by ``situate.app``); the pipeline knows
+nothing of Hydra or MLflow. Indexes and embeddings are cached under ``cache_dir`` by content hash.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from situate.chunking.base import Chunker
+from situate.contexts.base import Contextualizer
+from situate.datasets.base import DatasetLoader
+from situate.dense.base import DenseIndex
+from situate.embedding.base import CachedEmbeddings, Embedder
+from situate.evaluation.evaluate import Evaluation, Evaluator
+from situate.fusion.base import Fusion
+from situate.progress import progress_bar
+from situate.rankings import Rankings
+from situate.records import Chunk, Context, Corpus
+from situate.reranking.base import Reranker
+from situate.sparse.base import SparseEngine
+from situate.store import BlobStore, DirectoryCache, content_hash, texts_hash
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunResult:
+    corpus: Corpus
+    chunks: list[Chunk]
+    contexts: list[Context]
+    rankings: Rankings
+    evaluation: Evaluation
+    timings: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        return {
+            **self.evaluation.metrics,
+            **self.timings,
+            **{k: float(v) for k, v in self.counts.items()},
+        }
+
+
+class Pipeline:
+    """One composed configuration, run end to end."""
+
+    def __init__(
+        self,
+        dataset: DatasetLoader,
+        chunker: Chunker,
+        context: Contextualizer,
+        embedder: Embedder,
+        dense: DenseIndex,
+        sparse: SparseEngine,
+        fusion: Fusion,
+        reranker: Reranker,
+        evaluator: Evaluator,
+        cache_dir: str | Path,
+    ):
+        self.dataset, self.chunker, self.context = dataset, chunker, context
+        self.embedder, self.dense, self.sparse = embedder, dense, sparse
+        self.fusion, self.reranker, self.evaluator = fusion, reranker, evaluator
+        self.cache = DirectoryCache(Path(cache_dir) / "index")
+        self.embeddings = CachedEmbeddings(
+            embedder, BlobStore(Path(cache_dir) / "embeddings.sqlite", "embeddings")
+        )
+
+    def run(self) -> RunResult:
+        timings: dict[str, float] = {}
+        t = time.perf_counter()
+        corpus = self.dataset.load()
+        chunks = self.chunker.chunk(corpus)
+        self.evaluator.relevant_rows(
+            corpus, chunks
+        )  # fail on unreachable gold before paying for anything
+        timings["load_seconds"] = time.perf_counter() - t
+        log.info(
+            "%s: %d documents, %d questions, %d chunks",
+            corpus.name,
+            len(corpus.documents),
+            len(corpus.questions),
+            len(chunks),
+        )
+
+        t = time.perf_counter()
+        contexts = self.context.contextualize(corpus, chunks)
+        timings["contextualize_seconds"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        needs = set(self.fusion.needs)
+        if "dense" in needs:
+            self._dense_index(self.context.texts(chunks, contexts, "dense"))
+        if "sparse" in needs:
+            self._sparse_index(self.context.texts(chunks, contexts, "sparse"))
+        timings["index_seconds"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        queries = [q.text for q in corpus.questions]
+        pool = max(self.fusion.pool, self.evaluator.depth)
+        lists: dict[str, Rankings] = {}
+        if "dense" in needs:
+            lists["dense"] = self.dense.search(self.embeddings(queries, "query"), pool)
+        if "sparse" in needs:
+            lists["sparse"] = self.sparse.search(queries, pool)
+        fused = self.fusion.fuse(lists, max(self.reranker.pool, self.evaluator.depth))
+        timings["query_seconds"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        ranked = self.reranker.rerank(
+            queries, self.context.texts(chunks, contexts, "rerank"), fused, self.evaluator.depth
+        )
+        timings["rerank_seconds"] = time.perf_counter() - t
+
+        evaluation = self.evaluator.evaluate(corpus, chunks, ranked)
+        counts = {
+            "n_chunks": len(chunks),
+            "n_documents": len(corpus.documents),
+            "texts_embedded": self.embeddings.encoded,
+        }
+        counts.update({k: v for k, v in corpus.notes.items() if isinstance(v, int)})
+        return RunResult(corpus, chunks, contexts, ranked, evaluation, timings, counts)
+
+    def _dense_index(self, texts: list[str]) -> None:
+        key = content_hash(
+            "dense", self.embedder.identity(), self.dense.identity(), texts_hash(texts)
+        )
+        if self.cache.has("dense", key):
+            self.dense.load(self.cache.path("dense", key))
+            log.info("dense index: cached (%s)", key[:12])
+            return
+        with progress_bar(f"embedding {len(texts)} chunks ({self.embedder.name})") as advance:
+            vectors = self.embeddings(texts, "document", advance)
+        self.dense.build(np.asarray(vectors, dtype=np.float32))
+        with self.cache.writing("dense", key) as folder:
+            self.dense.save(folder)
+
+    def _sparse_index(self, texts: list[str]) -> None:
+        key = content_hash("sparse", self.sparse.identity(), texts_hash(texts))
+        if self.cache.has("sparse", key):
+            self.sparse.load(self.cache.path("sparse", key))
+            log.info("sparse index: cached (%s)", key[:12])
+            return
+        self.sparse.build(texts)
+        with self.cache.writing("sparse", key) as folder:
+            self.sparse.save(folder)

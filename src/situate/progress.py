@@ -1,0 +1,45 @@
+"""Progress bars for long stages (rich), quiet when nothing is long."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+
+
+@contextlib.contextmanager
+def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
+    """Yield ``advance(n, total)``; a bar appears on stderr once there is work to show."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=False,
+    )
+    task = bar.add_task(description, total=None)
+    started = False
+
+    def advance(n: int, total: int) -> None:
+        nonlocal started
+        bar.update(task, total=total, advance=n)
+        if not started and bar.tasks[0].completed < total:
+            bar.start()
+            started = True
+
+    try:
+        yield advance
+    finally:
+        if started:
+            bar.stop()

@@ -1,0 +1,1 @@
+"""Rerankers: reorder the fused candidates of each query."""

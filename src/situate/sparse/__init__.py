@@ -1,0 +1,1 @@
+"""Sparse (lexical) retrieval engines."""

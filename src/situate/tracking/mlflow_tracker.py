@@ -1,0 +1,91 @@
+"""``tracking: mlflow``: one MLflow run per composed configuration.
+
+The store defaults to a SQLite file (``outputs/mlflow.db``) with artifacts under
+``outputs/mlartifacts``; ``tracking_uri`` points at a shared server instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+# MLflow params hold at most 6,000 characters in current versions; longer values are cut and marked.
+MAX_PARAM_CHARS = 6000
+
+
+class MlflowTracker:
+    """Log params (flattened config), tags (chosen options, git commit), metrics and artifacts.
+
+    Parameters
+    ----------
+    tracking_uri : str or None
+        An MLflow tracking URI (``http://127.0.0.1:5000``); None uses ``sqlite:///<db_path>``.
+    db_path : str
+        The local SQLite store.
+    artifact_root : str
+        Where a new experiment stores artifacts (local store only).
+    experiment : str
+        The MLflow experiment (one per study).
+    """
+
+    def __init__(self, tracking_uri: str | None, db_path: str, artifact_root: str, experiment: str):
+        self.uri = tracking_uri or f"sqlite:///{Path(db_path).resolve()}"
+        self.db_path = None if tracking_uri else Path(db_path).resolve()
+        self.artifact_root = Path(artifact_root).resolve()
+        self.experiment = experiment
+        self._mlflow = None
+
+    def _client(self):
+        if self._mlflow is None:
+            for name in ("mlflow", "alembic", "sqlalchemy"):
+                logging.getLogger(name).setLevel(logging.WARNING)
+            import mlflow
+
+            if self.db_path:
+                self.db_path.parent.mkdir(parents=True, exist_ok=True)
+            mlflow.set_tracking_uri(self.uri)
+            self._mlflow = mlflow
+        return self._mlflow
+
+    def prepare(self) -> str:
+        """Create the store and the experiment if needed; return the experiment id."""
+        mlflow = self._client()
+        exp = mlflow.get_experiment_by_name(self.experiment)
+        if exp is not None:
+            return exp.experiment_id
+        location = self.artifact_root.as_uri() if self.db_path else None
+        try:
+            return mlflow.create_experiment(self.experiment, artifact_location=location)
+        except Exception:  # another job created it between our look-up and create
+            exp = mlflow.get_experiment_by_name(self.experiment)
+            if exp is None:
+                raise
+            return exp.experiment_id
+
+    @contextlib.contextmanager
+    def run(self, name: str, params: Mapping[str, Any], tags: Mapping[str, str]) -> Iterator[str]:
+        mlflow = self._client()
+        experiment_id = self.prepare()
+        active = mlflow.start_run(experiment_id=experiment_id, run_name=name, tags=dict(tags))
+        status = "FAILED"
+        try:
+            mlflow.log_params({k: _cut(str(v)) for k, v in params.items()})
+            yield active.info.run_id
+            status = "FINISHED"
+        finally:
+            mlflow.end_run(status=status)
+
+    def log_metrics(self, metrics: Mapping[str, float]) -> None:
+        self._client().log_metrics({k: float(v) for k, v in metrics.items()})
+
+    def log_artifact_files(self, folder: str) -> None:
+        self._client().log_artifacts(folder)
+
+
+def _cut(value: str) -> str:
+    return (
+        value if len(value) <= MAX_PARAM_CHARS else value[: MAX_PARAM_CHARS - 14] + "...[truncated]"
+    )

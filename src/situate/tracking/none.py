@@ -1,0 +1,24 @@
+"""``tracking: none``: record nothing."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+
+class NoTracker:
+    def prepare(self) -> None:
+        pass
+
+    @contextlib.contextmanager
+    def run(
+        self, name: str, params: Mapping[str, Any], tags: Mapping[str, str]
+    ) -> Iterator[str | None]:
+        yield None
+
+    def log_metrics(self, metrics: Mapping[str, float]) -> None:
+        pass
+
+    def log_artifact_files(self, folder: str) -> None:
+        pass

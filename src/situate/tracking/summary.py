@@ -1,0 +1,85 @@
+"""A Hydra callback that prints one results table when a run or a sweep ends.
+
+Each job writes ``result.json`` into its own output folder (jobs may run in other processes);
+the callback reads them back, so the table is the same with every launcher.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig
+
+RESULT_FILE = "result.json"
+GROUPS = ("dataset", "chunker", "context", "embedder", "dense", "sparse", "fusion", "reranker")
+
+
+class ResultsTable(Callback):
+    """Print a table of every job's metrics (rich), and create the tracking store up front."""
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        _prepare_tracking(config)
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        _prepare_tracking(config)
+
+    def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
+        print_results(sorted(Path(config.hydra.run.dir).glob(RESULT_FILE)))
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        print_results(
+            sorted(Path(config.hydra.sweep.dir).glob(f"*/{RESULT_FILE}"), key=_job_number)
+        )
+
+
+def _prepare_tracking(config: DictConfig) -> None:
+    """Create the MLflow store before any job starts (parallel jobs would race to migrate it)."""
+    from hydra.utils import instantiate
+
+    if config.get("tracking") is not None:
+        instantiate(config.tracking).prepare()
+
+
+def _job_number(path: Path) -> int:
+    try:
+        return int(path.parent.name)
+    except ValueError:
+        return 0
+
+
+def print_results(files: list[Path]) -> None:
+    rows = [json.loads(f.read_text()) for f in files]
+    if not rows:
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    varying = [g for g in GROUPS if len({r["choices"].get(g) for r in rows}) > 1] or [
+        "context",
+        "fusion",
+    ]
+    ks = rows[0].get("ks", [5, 10, 20])
+    table = Table(title=f"{rows[0]['choices'].get('dataset', '')}: {len(rows)} run(s)")
+    for g in varying:
+        table.add_column(g)
+    for name in ("Pass", "Recall"):
+        for k in ks:
+            table.add_column(f"{name}@{k}", justify="right")
+    table.add_column("MRR", justify="right")
+    table.add_column("MLflow run", no_wrap=True)
+    for r in rows:
+        m = r.get("metrics", {})
+        if r.get("error"):
+            cells = ["failed"] * (2 * len(ks) + 1) + [r["error"]]
+        else:
+            cells = [f"{100 * m[f'pass_at_{k}']:.1f}" for k in ks]
+            cells += [f"{100 * m[f'recall_at_{k}']:.1f}" for k in ks]
+            cells += [f"{m['mrr']:.3f}", r.get("run_id") or "-"]
+        table.add_row(*[str(r["choices"].get(g, "")) for g in varying], *cells)
+    console = Console()
+    if not console.is_terminal:  # a pipe or a log file: don't squeeze the table into 80 columns
+        console = Console(width=200)
+    console.print(table)

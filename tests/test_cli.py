@@ -1,0 +1,120 @@
+"""The command line: fast help, one-line errors with exit code 2, the chunks listing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from situate.cli import check_overrides
+from situate.errors import SituateError
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, *fragments: str) -> str:
+    """Exit code 2, no traceback, exactly one line on stderr that starts with 'error:'."""
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error: ")]
+    assert len(errors) == 1, proc.stderr
+    for fragment in fragments:
+        assert fragment in errors[0], errors[0]
+    return errors[0]
+
+
+def test_help_imports_nothing_heavy():
+    code = (
+        "import sys; from situate.cli import main; main(['--help']); "
+        "heavy = {'hydra', 'torch', 'mlflow', 'numpy', 'faiss', 'omegaconf'} & set(sys.modules); "
+        "assert not heavy, heavy"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "situate run" in proc.stdout
+
+
+def test_unknown_verb():
+    proc = run_cli("frobnicate")
+    assert proc.returncode == 2
+    assert "unknown verb 'frobnicate'" in proc.stderr
+
+
+def test_unknown_option_lists_the_valid_ones():
+    with pytest.raises(
+        SituateError,
+        match=r"unknown option fusion=foo; valid fusion options: dense_only, rrf, sparse_only, weighted_rank",
+    ):
+        check_overrides(["fusion=foo"])
+    with pytest.raises(SituateError, match="unknown option context=bogus"):
+        check_overrides(["context=none,bogus"])
+    check_overrides(
+        ["fusion=rrf", "fusion.k=10", "context=none,replay", "+x=1", "hydra.verbose=true"]
+    )
+
+
+def test_unknown_option_through_the_cli():
+    assert_one_line_error(run_cli("run", "fusion=foo"), "unknown option fusion=foo", "rrf")
+
+
+def test_missing_data_path(tmp_path: Path):
+    proc = run_cli("run", f"data_dir={tmp_path}/nowhere", "tracking=none", f"output_dir={tmp_path}")
+    assert_one_line_error(
+        proc, f"{tmp_path}/nowhere/cookbook-codebase", "situate data fetch cookbook"
+    )
+
+
+def test_malformed_json_names_file_and_line(tmp_path: Path):
+    bad = tmp_path / "cookbook"
+    bad.mkdir()
+    (bad / "codebase_chunks.json").write_text('[\n  {"doc_id": "d1",\n   "content": oops}\n]\n')
+    (bad / "evaluation_set.jsonl").write_text("")
+    proc = run_cli("run", f"dataset.path={bad}", "tracking=none", f"output_dir={tmp_path}")
+    assert_one_line_error(proc, f"{bad}/codebase_chunks.json:3:", "invalid JSON")
+
+
+def test_gold_that_matches_no_chunk(tmp_path: Path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Title\n\nSome words here.\n\n\n\n")
+    # characters 26..29 are the trailing blank lines: no chunk covers them
+    (notes / "qa.json").write_text(
+        json.dumps(
+            [{"id": "blank", "q": "what?", "gold": [{"path": "a.md", "start": 26, "end": 29}]}]
+        )
+    )
+    proc = run_cli(
+        "run",
+        "dataset=folder",
+        f"dataset.path={notes}",
+        "chunker=markdown",
+        "context=none",
+        "tracking=none",
+        f"output_dir={tmp_path}",
+    )
+    assert_one_line_error(proc, "question blank", "matches no chunk")
+
+
+def test_bad_parameter_is_one_line(tmp_path: Path):
+    proc = run_cli("run", "context.placement=middle", "tracking=none", f"output_dir={tmp_path}")
+    assert_one_line_error(proc, "context.placement='middle'", "after, before")
+
+
+def test_debug_shows_the_traceback(tmp_path: Path):
+    proc = run_cli(
+        "run", "--debug", "context.placement=middle", "tracking=none", f"output_dir={tmp_path}"
+    )
+    assert proc.returncode != 0
+    assert "Traceback" in proc.stderr
+    assert "SituateError" in proc.stderr
+
+
+def test_chunks_lists_ids_offsets_and_text(cookbook_dir: Path):
+    proc = run_cli("chunks", "dataset.max_documents=1", env={"COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    assert "doc_1_chunk_0" in proc.stdout
+    assert "//! Executor for differential fuzzing." in proc.stdout
+    assert "13 chunks" in proc.stdout

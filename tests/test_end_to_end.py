@@ -1,0 +1,110 @@
+"""End to end on small slices of the real data, through the CLI, tracked in MLflow."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+
+
+def results(folder: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(folder.rglob("result.json"))]
+
+
+@pytest.mark.slow
+def test_cookbook_sweep_tracks_four_runs(cookbook_dir: Path, tmp_path: Path):
+    proc = run_cli(
+        "run", "-m", "context=none,replay", "fusion=dense_only,rrf",
+        "dataset.max_documents=6", f"output_dir={tmp_path}", "study=e2e",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = results(tmp_path / "multirun")
+    assert len(rows) == 4
+    docs = json.loads((cookbook_dir / "codebase_chunks.json").read_text())[:6]
+    expected_chunks = sum(len(d["chunks"]) for d in docs)
+    for row in rows:
+        m = row["metrics"]
+        assert 0 < m["recall_at_5"] <= m["recall_at_10"] <= m["recall_at_20"] <= 1
+        assert m["failure_rate_at_20"] == pytest.approx(1 - m["recall_at_20"])
+        assert (
+            m["pass_at_20"] >= m["recall_at_20"] - 1e-9
+        )  # text match credits identical chunks too
+        assert m["n_chunks"] == expected_chunks
+    # the table names every run id
+    for row in rows:
+        assert row["run_id"] in proc.stdout
+
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    runs = mlflow.search_runs(experiment_names=["e2e"], output_format="list")
+    assert len(runs) == 4
+    run = next(
+        r for r in runs if r.data.tags["context"] == "replay" and r.data.tags["fusion"] == "rrf"
+    )
+    assert run.info.status == "FINISHED"
+    assert {
+        "dataset",
+        "chunker",
+        "context",
+        "embedder",
+        "sparse",
+        "fusion",
+        "reranker",
+        "git_commit",
+    } <= set(run.data.tags)
+    assert run.data.params["fusion.k"] == "60"
+    assert run.data.params["context.placement"] == "after"
+    for name in (
+        "recall_at_5",
+        "pass_at_5",
+        "ndcg_at_10",
+        "mrr",
+        "failure_rate_at_20",
+        "n_questions",
+        "n_chunks",
+        "index_seconds",
+        "query_seconds",
+    ):
+        assert name in run.data.metrics, name
+    artifacts = {a.path for a in mlflow.MlflowClient().list_artifacts(run.info.run_id)}
+    assert {"config.yaml", "per_question.csv", "contexts_sample.json"} <= artifacts
+    local = mlflow.artifacts.download_artifacts(
+        run_id=run.info.run_id, artifact_path="per_question.csv", dst_path=str(tmp_path / "dl")
+    )
+    with open(local) as f:
+        rows_csv = list(csv.DictReader(f))
+    assert len(rows_csv) == run.data.metrics["n_questions"]
+    assert rows_csv[0]["top_20_chunk_ids"].split()[0].startswith("doc_")
+
+
+@pytest.mark.slow
+def test_second_run_reuses_every_cached_embedding(cookbook_dir: Path, tmp_path: Path):
+    args = ("run", "dataset.max_documents=3", "tracking=none", f"output_dir={tmp_path}")
+    first = run_cli(*args)
+    assert first.returncode == 0, first.stderr[-3000:]
+    second = run_cli(*args)
+    assert second.returncode == 0, second.stderr[-3000:]
+    a, b = sorted((tmp_path / "runs").rglob("result.json"))
+    m1, m2 = json.loads(a.read_text())["metrics"], json.loads(b.read_text())["metrics"]
+    assert m1["texts_embedded"] > 0
+    assert m2["texts_embedded"] == 0  # index and query vectors all came from the cache
+    assert m1["recall_at_10"] == m2["recall_at_10"]
+
+
+@pytest.mark.slow
+def test_covid_qa_fixed_chunker(covid_qa_file: Path, tmp_path: Path):
+    proc = run_cli(
+        "run", "dataset=covid_qa", "dataset.max_documents=3", "chunker=fixed", "chunker.size=300",
+        "chunker.overlap=50", "context=none", "embedder=minilm_onnx", "tracking=none", f"output_dir={tmp_path}",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (row,) = results(tmp_path / "runs")
+    m = row["metrics"]
+    assert m["n_documents"] == 3
+    assert m["n_questions"] > 0
+    assert 0 < m["recall_at_5"] <= m["recall_at_20"] <= 1
