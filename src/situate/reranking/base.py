@@ -1,22 +1,63 @@
-"""The reranker protocol."""
+"""The reranker protocol, and reranking with cached scores."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from situate.rankings import Rankings
+import numpy as np
+
+from situate.rankings import Rankings, sort_desc
+from situate.store import BlobStore, content_hash
 
 
 class Reranker(Protocol):
-    """Reorders each query's candidates (the fused top ``pool``) and keeps the best ``depth``.
+    """Scores (query, text) pairs; higher is more relevant.
 
-    ``texts[i]`` is what the reranker reads for chunk row ``i`` (chunk alone or chunk + context,
-    as the context config's ``apply_to`` says).
+    ``pool`` is how many fused candidates per query it rescores (0: it reorders nothing).
     """
 
     name: str
     pool: int
 
-    def rerank(
-        self, queries: list[str], texts: list[str], candidates: Rankings, depth: int
-    ) -> Rankings: ...
+    def identity(self) -> dict:
+        """Everything that changes a score (provider, model, truncation...)."""
+        ...
+
+    def score(self, query: str, texts: list[str]) -> np.ndarray: ...
+
+
+class CachedReranker:
+    """Reorders each query's top ``reranker.pool`` candidates by the reranker's scores.
+
+    Scores are cached by sha256(reranker identity, query, text), so a sweep over k or fusion
+    rescores only pairs it has not seen. Candidates past the pool keep their fused order below
+    the reranked ones.
+    """
+
+    def __init__(self, reranker: Reranker, store: BlobStore):
+        self.reranker = reranker
+        self.store = store
+        self.scored = 0  # pairs sent to the model (cache misses) in this process
+
+    def __call__(self, query: str, texts: list[str], candidates: Rankings, depth: int) -> Rankings:
+        """Rerank the single query of ``candidates`` (a one-row ``Rankings``)."""
+        ids, _ = candidates.row(0)
+        pool = min(self.reranker.pool, len(ids))
+        if pool == 0:
+            return candidates.top(depth)
+        head, tail = ids[:pool], ids[pool:]
+        ident = self.reranker.identity()
+        keys = [content_hash(ident, query, texts[i]) for i in head]
+        found = self.store.get_many(list(dict.fromkeys(keys)))
+        missing = [j for j, k in enumerate(keys) if k not in found]
+        if missing:
+            scores = self.reranker.score(query, [texts[head[j]] for j in missing])
+            fresh = {keys[j]: np.float64(s).tobytes() for j, s in zip(missing, scores, strict=True)}
+            self.store.put_many(fresh.items())
+            found.update(fresh)
+            self.scored += len(missing)
+        head_scores = np.array([np.frombuffer(found[k], dtype=np.float64)[0] for k in keys])
+        head, head_scores = sort_desc(head, head_scores)
+        # the rest stay in fused order, below every reranked candidate
+        tail_scores = head_scores.min() - 1.0 - np.arange(len(tail), dtype=np.float64)
+        return Rankings.from_rows([(np.concatenate([head, tail]), np.concatenate([head_scores, tail_scores]))], depth)

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from situate.rankings import Rankings
+import numpy as np
 
 
 class NoReranker:
     name = "none"
+    pool = 0  # rescores nothing
 
-    def __init__(self, pool: int = 0):
-        self.pool = pool  # no candidates beyond the evaluated depth are needed
+    def identity(self) -> dict:
+        return {"reranker": "none"}
 
-    def rerank(
-        self, queries: list[str], texts: list[str], candidates: Rankings, depth: int
-    ) -> Rankings:
-        return candidates.top(depth)
+    def score(self, query: str, texts: list[str]) -> np.ndarray:
+        return np.zeros(len(texts))

@@ -9,15 +9,21 @@ from situate.rankings import Rankings
 
 
 class SparseEngine(Protocol):
-    """A lexical index over chunk texts; ids in results are positions in the indexed list."""
+    """A lexical index over chunk texts; ids in results are positions in the indexed list.
+
+    An engine with ``separate_context = True`` indexes each chunk's context in a field of its
+    own: ``build`` then gets the plain chunk texts and the contexts apart. Otherwise ``build``
+    gets the texts as the context config joined them, and ``contexts`` is None.
+    """
 
     name: str
+    separate_context: bool
 
     def identity(self) -> dict:
         """Everything that changes the index or its scores (engine, k1, b, analyzer...)."""
         ...
 
-    def build(self, texts: list[str]) -> None: ...
+    def build(self, texts: list[str], contexts: list[str] | None = None) -> None: ...
 
     def save(self, folder: Path) -> None: ...
 

@@ -35,6 +35,7 @@ class Bm25sEngine:
     """
 
     name = "bm25s"
+    separate_context = False
 
     def __init__(
         self,
@@ -92,7 +93,7 @@ class Bm25sEngine:
             show_progress=False,
         )
 
-    def build(self, texts: list[str]) -> None:
+    def build(self, texts: list[str], contexts: list[str] | None = None) -> None:
         import bm25s
 
         self._retriever = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
