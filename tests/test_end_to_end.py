@@ -108,3 +108,32 @@ def test_covid_qa_fixed_chunker(covid_qa_file: Path, tmp_path: Path):
     assert m["n_documents"] == 3
     assert m["n_questions"] > 0
     assert 0 < m["recall_at_5"] <= m["recall_at_20"] <= 1
+
+
+@pytest.mark.slow
+def test_index_then_search(cookbook_dir: Path, tmp_path: Path):
+    args = ("dataset.max_documents=3", f"output_dir={tmp_path}")
+    built = run_cli("index", *args)
+    assert built.returncode == 0, built.stderr[-3000:]
+    assert f"{tmp_path}/index/" in built.stdout
+    found = run_cli(
+        "search", "What is the purpose of the DiffExecutor struct?", *args, "-k", "3", "--json"
+    )
+    assert found.returncode == 0, found.stderr[-3000:]
+    answer = json.loads(found.stdout)
+    assert [h["rank"] for h in answer["hits"]] == [1, 2, 3]
+    scores = [h["score"] for h in answer["hits"]]
+    assert scores == sorted(scores, reverse=True)
+    docs = {
+        d["doc_id"]: d["content"]
+        for d in json.loads((cookbook_dir / "codebase_chunks.json").read_text())[:3]
+    }
+    for hit in answer["hits"]:
+        assert docs[hit["doc_id"]][hit["start"] : hit["end"]] == hit["text"]
+        assert hit["context"]  # replayed Claude context
+    assert "DiffExecutor" in answer["hits"][0]["text"]
+    table = run_cli("search", "DiffExecutor", *args)
+    assert table.returncode == 0 and "doc_1_chunk_" in table.stdout
+    missing = run_cli("search", "DiffExecutor", *args, "context=none")
+    assert missing.returncode == 2
+    assert "no index for this config; run `situate index" in missing.stderr

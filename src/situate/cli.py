@@ -19,6 +19,11 @@ verbs:
                       e.g. situate run context=none fusion=dense_only
                            situate run -m context=none,replay fusion=dense_only,rrf
                            situate run experiment=quickstart
+  index [group=option ...]
+                      build and persist the indexes of a config under outputs/index/<hash>
+  search "QUESTION" [group=option ...] [-k N] [--json]
+                      top k chunks for a question from the persisted index: scores, ids,
+                      source offsets and contexts
   chunks [group=option ...]
                       list chunk ids, offsets and the first 90 characters (to write gold)
   data fetch NAME [--dest DIR]
@@ -37,7 +42,13 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(DESCRIPTION)
         return 0
-    verbs: dict[str, Callable[[list[str]], int]] = {"run": _run, "chunks": _chunks, "data": _data}
+    verbs: dict[str, Callable[[list[str]], int]] = {
+        "run": _run,
+        "index": _index,
+        "search": _search,
+        "chunks": _chunks,
+        "data": _data,
+    }
     verb, rest = argv[0], argv[1:]
     if verb not in verbs:
         print(
@@ -114,10 +125,82 @@ def compose(overrides: list[str]):
         return hydra_compose(config_name="config", overrides=overrides)
 
 
+def _index(args: list[str]) -> int:
+    from situate import saved_index
+    from situate.app import build_pipeline
+
+    cfg = compose(args)
+    folder, timings = saved_index.build(cfg, build_pipeline(cfg))
+    spent = ", ".join(f"{k} {v:.1f}s" for k, v in timings.items())
+    print(f"index: {folder} ({spent})")
+    return 0
+
+
+def _search(args: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="situate search", description="Search a persisted index.")
+    parser.add_argument("query", help="the question")
+    parser.add_argument(
+        "overrides", nargs="*", help="the same group=option overrides given to `situate index`"
+    )
+    parser.add_argument("-k", type=int, default=10, help="how many chunks to show (default 10)")
+    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+    ns = parser.parse_args(args)
+    from situate.errors import SituateError
+
+    if ns.k < 1:
+        raise SituateError(f"search: -k {ns.k} must be a positive integer")
+    from situate import saved_index
+    from situate.app import build_pipeline
+
+    cfg = compose(ns.overrides)
+    index = saved_index.load(cfg, build_pipeline(cfg), ns.overrides)
+    hits, seconds = index.search(ns.query, ns.k)
+    if ns.json:
+        import json
+
+        rows = [
+            {
+                "rank": h.rank,
+                "score": h.score,
+                "chunk_id": h.chunk.chunk_id,
+                "doc_id": h.chunk.doc_id,
+                "start": h.chunk.start,
+                "end": h.chunk.end,
+                "context": h.context,
+                "text": h.chunk.text,
+            }  # fmt: skip
+            for h in hits
+        ]
+        print(
+            json.dumps(
+                {"query": ns.query, "seconds": seconds, "index": str(index.folder), "hits": rows},
+                indent=1,
+            )
+        )
+        return 0
+    from rich.table import Table
+
+    from situate.console import console
+
+    table = Table(title=f"{ns.query}  ({seconds * 1000:.0f} ms)", show_lines=True)
+    for col in ("#", "score", "chunk", "offsets", "context", "text"):
+        table.add_column(
+            col, overflow="fold" if col in ("chunk", "context", "text") else "ellipsis"
+        )
+    for h in hits:
+        table.add_row(
+            str(h.rank), f"{h.score:.4g}", h.chunk.chunk_id, f"{h.chunk.doc_id}:{h.chunk.start}-{h.chunk.end}",
+            h.context[:200], " ".join(h.chunk.text.split())[:200],
+        )  # fmt: skip
+    console().print(table)
+    return 0
+
+
 def _chunks(args: list[str]) -> int:
     from hydra.utils import instantiate
-    from rich.console import Console
     from rich.table import Table
+
+    from situate.console import console
 
     cfg = compose(args)
     corpus = instantiate(cfg.dataset).load()
@@ -141,7 +224,7 @@ def _chunks(args: list[str]) -> int:
             " > ".join(c.heading_path),
             " ".join(c.text.split())[:90],
         )
-    Console().print(table)
+    console().print(table)
     return 0
 
 

@@ -72,45 +72,71 @@ class Pipeline:
         self.embeddings = CachedEmbeddings(
             embedder, BlobStore(Path(cache_dir) / "embeddings.sqlite", "embeddings")
         )
-        self.reranker_cached = CachedReranker(reranker, BlobStore(Path(cache_dir) / "rerank.sqlite", "scores"))
+        self.reranker_cached = CachedReranker(
+            reranker, BlobStore(Path(cache_dir) / "rerank.sqlite", "scores")
+        )
 
-    def run(self) -> RunResult:
-        timings: dict[str, float] = {}
+    def prepare(self, timings: dict[str, float]) -> tuple[Corpus, list[Chunk], list[Context]]:
+        """Load, chunk and contextualize; fail on unreachable gold before paying for anything."""
         t = time.perf_counter()
         corpus = self.dataset.load()
         chunks = self.chunker.chunk(corpus)
-        self.evaluator.relevant_rows(
-            corpus, chunks
-        )  # fail on unreachable gold before paying for anything
+        self.evaluator.relevant_rows(corpus, chunks)
         timings["load_seconds"] = time.perf_counter() - t
         log.info(
             "%s: %d documents, %d questions, %d chunks",
-            corpus.name,
-            len(corpus.documents),
-            len(corpus.questions),
-            len(chunks),
-        )
-
+            corpus.name, len(corpus.documents), len(corpus.questions), len(chunks),
+        )  # fmt: skip
+        for note, value in corpus.notes.items():
+            log.info("%s: %s = %s", corpus.name, note, value)
         t = time.perf_counter()
         contexts = self.context.contextualize(corpus, chunks)
         timings["contextualize_seconds"] = time.perf_counter() - t
+        return corpus, chunks, contexts
 
-        t = time.perf_counter()
-        needs = set(self.fusion.needs)
+    def build_indexes(
+        self,
+        chunks: list[Chunk],
+        contexts: list[Context],
+        needs: set[str],
+        timings: dict[str, float],
+    ) -> dict[str, Path]:
+        """Build (or load from the cache) the indexes in ``needs``; return their cache folders."""
+        folders: dict[str, Path] = {}
         if "dense" in needs:
-            self._dense_index(self.context.texts(chunks, contexts, "dense"))
+            t = time.perf_counter()
+            folders["dense"] = self._dense_index(self.context.texts(chunks, contexts, "dense"))
+            timings["dense_index_seconds"] = time.perf_counter() - t
         if "sparse" in needs:
+            t = time.perf_counter()
             if self.sparse.separate_context and "sparse" in self.context.apply_to:
-                self._sparse_index([c.text for c in chunks], [x.text for x in contexts])
+                folders["sparse"] = self._sparse_index(
+                    [c.text for c in chunks], [x.text for x in contexts]
+                )
             else:
-                self._sparse_index(self.context.texts(chunks, contexts, "sparse"), None)
-        timings["index_seconds"] = time.perf_counter() - t
+                folders["sparse"] = self._sparse_index(
+                    self.context.texts(chunks, contexts, "sparse"), None
+                )
+            timings["sparse_index_seconds"] = time.perf_counter() - t
+        timings["index_seconds"] = timings.get("dense_index_seconds", 0.0) + timings.get(
+            "sparse_index_seconds", 0.0
+        )
+        return folders
 
-        searcher = Searcher(
+    def searcher(self, chunks: list[Chunk], contexts: list[Context]) -> Searcher:
+        """Query-time search over the indexes this pipeline built or loaded."""
+        return Searcher(
             self.embeddings, self.dense, self.sparse, self.fusion, self.reranker_cached,
             self.context.texts(chunks, contexts, "rerank"), self.evaluator.depth,
         )  # fmt: skip
-        ranked, latency = searcher.search_all([q.text for q in corpus.questions])
+
+    def run(self) -> RunResult:
+        timings: dict[str, float] = {}
+        corpus, chunks, contexts = self.prepare(timings)
+        self.build_indexes(chunks, contexts, set(self.fusion.needs), timings)
+        ranked, latency = self.searcher(chunks, contexts).search_all(
+            [q.text for q in corpus.questions]
+        )
         timings["query_seconds"] = float(latency.total.sum())
         timings["rerank_seconds"] = float(latency.rerank.sum())
         timings["query_p50_ms"] = float(np.percentile(latency.total, 50) * 1000)
@@ -125,29 +151,31 @@ class Pipeline:
         counts.update({k: v for k, v in corpus.notes.items() if isinstance(v, int)})
         return RunResult(corpus, chunks, contexts, ranked, evaluation, timings, counts)
 
-    def _dense_index(self, texts: list[str]) -> None:
-        key = content_hash(
-            "dense", self.embedder.identity(), self.dense.identity(), texts_hash(texts)
-        )
-        if self.cache.has("dense", key):
-            self.dense.load(self.cache.path("dense", key))
-            log.info("dense index: cached (%s)", key[:12])
-            return
+    def _dense_index(self, texts: list[str]) -> Path:
+        ident = (self.embedder.identity(), self.dense.identity(), texts_hash(texts))
+        folder = self.cache.path("dense", content_hash("dense", *ident))
+        if folder.is_dir():
+            self.dense.load(folder)
+            log.info("dense index: cached (%s)", folder.name[:12])
+            return folder
         with progress_bar(f"embedding {len(texts)} chunks ({self.embedder.name})") as advance:
             vectors = self.embeddings(texts, "document", advance)
         self.dense.build(np.asarray(vectors, dtype=np.float32))
-        with self.cache.writing("dense", key) as folder:
-            self.dense.save(folder)
+        with self.cache.writing("dense", folder.name) as tmp:
+            self.dense.save(tmp)
+        return folder
 
-    def _sparse_index(self, texts: list[str], contexts: list[str] | None) -> None:
-        key = content_hash("sparse", self.sparse.identity(), texts_hash(texts), contexts and texts_hash(contexts))
-        if self.cache.has("sparse", key):
-            self.sparse.load(self.cache.path("sparse", key))
-            log.info("sparse index: cached (%s)", key[:12])
-            return
+    def _sparse_index(self, texts: list[str], contexts: list[str] | None) -> Path:
+        ident = (self.sparse.identity(), texts_hash(texts), contexts and texts_hash(contexts))
+        folder = self.cache.path("sparse", content_hash("sparse", *ident))
+        if folder.is_dir():
+            self.sparse.load(folder)
+            log.info("sparse index: cached (%s)", folder.name[:12])
+            return folder
         self.sparse.build(texts, contexts)
-        with self.cache.writing("sparse", key) as folder:
-            self.sparse.save(folder)
+        with self.cache.writing("sparse", folder.name) as tmp:
+            self.sparse.save(tmp)
+        return folder
 
 
 @dataclass

@@ -60,4 +60,6 @@ class CachedReranker:
         head, head_scores = sort_desc(head, head_scores)
         # the rest stay in fused order, below every reranked candidate
         tail_scores = head_scores.min() - 1.0 - np.arange(len(tail), dtype=np.float64)
-        return Rankings.from_rows([(np.concatenate([head, tail]), np.concatenate([head_scores, tail_scores]))], depth)
+        return Rankings.from_rows(
+            [(np.concatenate([head, tail]), np.concatenate([head_scores, tail_scores]))], depth
+        )

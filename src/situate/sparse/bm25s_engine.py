@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,14 @@ from situate.errors import SituateError
 from situate.rankings import Rankings, sort_desc
 
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
+
+
+def _bm25s():
+    """Import bm25s, which sets its own logger to DEBUG on import; keep it to warnings."""
+    import bm25s
+
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    return bm25s
 
 
 class Bm25sEngine:
@@ -81,9 +90,7 @@ class Bm25sEngine:
             ) from e
 
     def _tokenize(self, texts: list[str], return_ids: bool):
-        import bm25s
-
-        return bm25s.tokenize(
+        return _bm25s().tokenize(
             texts,
             lower=True,
             token_pattern=self.token_pattern,
@@ -94,9 +101,7 @@ class Bm25sEngine:
         )
 
     def build(self, texts: list[str], contexts: list[str] | None = None) -> None:
-        import bm25s
-
-        self._retriever = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
+        self._retriever = _bm25s().BM25(k1=self.k1, b=self.b, method=self.method)
         self._retriever.index(self._tokenize(texts, return_ids=True), show_progress=False)
         self._n_docs = len(texts)
 
@@ -104,9 +109,7 @@ class Bm25sEngine:
         self._retriever.save(str(folder))
 
     def load(self, folder: Path) -> None:
-        import bm25s
-
-        self._retriever = bm25s.BM25.load(str(folder))
+        self._retriever = _bm25s().BM25.load(str(folder))
         self._n_docs = int(self._retriever.scores["num_docs"])
 
     def search(self, queries: list[str], depth: int) -> Rankings:

@@ -54,8 +54,9 @@ def print_results(files: list[Path]) -> None:
     rows = [json.loads(f.read_text()) for f in files]
     if not rows:
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from situate.console import console
 
     varying = [g for g in GROUPS if len({r["choices"].get(g) for r in rows}) > 1] or [
         "context",
@@ -79,7 +80,4 @@ def print_results(files: list[Path]) -> None:
             cells += [f"{100 * m[f'recall_at_{k}']:.1f}" for k in ks]
             cells += [f"{m['mrr']:.3f}", r.get("run_id") or "-"]
         table.add_row(*[str(r["choices"].get(g, "")) for g in varying], *cells)
-    console = Console()
-    if not console.is_terminal:  # a pipe or a log file: don't squeeze the table into 80 columns
-        console = Console(width=200)
-    console.print(table)
+    console().print(table)

@@ -1,0 +1,117 @@
+"""``situate index`` / ``situate search``: indexes persisted per config under ``outputs/index/<hash>``.
+
+The folder holds the dense and sparse indexes and a manifest of the chunks (ids, offsets, text,
+context), so a search loads in seconds and answers with sources and contexts.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from situate.errors import SituateError
+from situate.pipeline import Pipeline, Searcher
+from situate.records import Chunk, Context
+from situate.store import DirectoryCache, content_hash
+
+INDEX_GROUPS = ("dataset", "chunker", "context", "embedder", "dense", "sparse")
+RETRIEVERS = ("dense", "sparse")
+
+
+def index_key(cfg: DictConfig) -> str:
+    """sha256 of the resolved configs that determine the indexes (not fusion, reranker or eval)."""
+    return content_hash({g: OmegaConf.to_container(cfg[g], resolve=True) for g in INDEX_GROUPS})
+
+
+def build(cfg: DictConfig, pipeline: Pipeline) -> tuple[Path, dict[str, float]]:
+    """Build both indexes for ``cfg`` and persist them with the chunk manifest."""
+    timings: dict[str, float] = {}
+    corpus, chunks, contexts = pipeline.prepare(timings)
+    folders = pipeline.build_indexes(chunks, contexts, set(RETRIEVERS), timings)
+    key = index_key(cfg)
+    store = DirectoryCache(Path(cfg.output_dir))
+    if store.has("index", key):
+        shutil.rmtree(store.path("index", key))
+    with store.writing("index", key) as tmp:
+        for name, folder in folders.items():
+            shutil.copytree(folder, tmp / name)
+        manifest = {
+            "dataset": corpus.name,
+            "config": {g: OmegaConf.to_container(cfg[g], resolve=True) for g in INDEX_GROUPS},
+            "chunks": [
+                {
+                    "chunk_id": c.chunk_id,
+                    "doc_id": c.doc_id,
+                    "index": c.index,
+                    "start": c.start,
+                    "end": c.end,
+                    "text": c.text,
+                    "heading_path": list(c.heading_path),
+                    "chunker": c.chunker,
+                    "context": x.text,
+                }  # fmt: skip
+                for c, x in zip(chunks, contexts, strict=True)
+            ],
+        }
+        (tmp / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False))
+    return store.path("index", key), timings
+
+
+@dataclass
+class Hit:
+    rank: int
+    score: float
+    chunk: Chunk
+    context: str
+
+
+@dataclass
+class LoadedIndex:
+    folder: Path
+    chunks: list[Chunk]
+    contexts: list[Context]
+    searcher: Searcher
+
+    def search(self, query: str, k: int) -> tuple[list[Hit], float]:
+        t = time.perf_counter()
+        self.searcher.depth = k
+        ranked, _ = self.searcher.search(query)
+        seconds = time.perf_counter() - t
+        ids, scores = ranked.row(0)
+        hits = [
+            Hit(r + 1, float(s), self.chunks[i], self.contexts[i].text)
+            for r, (i, s) in enumerate(zip(ids, scores, strict=True))
+        ]
+        return hits, seconds
+
+
+def load(cfg: DictConfig, pipeline: Pipeline, overrides: list[str]) -> LoadedIndex:
+    """Open the index ``situate index`` built for the same config."""
+    folder = DirectoryCache(Path(cfg.output_dir)).path("index", index_key(cfg))
+    manifest_file = folder / "manifest.json"
+    if not manifest_file.exists():
+        again = " ".join(overrides)
+        raise SituateError(f"{folder}: no index for this config; run `situate index {again}` first")
+    manifest = json.loads(manifest_file.read_text())
+    chunks = [
+        Chunk(
+            m["chunk_id"],
+            m["doc_id"],
+            m["index"],
+            m["start"],
+            m["end"],
+            m["text"],
+            tuple(m["heading_path"]),
+            m["chunker"],
+        )
+        for m in manifest["chunks"]
+    ]
+    contexts = [Context(m["chunk_id"], m["context"]) for m in manifest["chunks"]]
+    pipeline.dense.load(folder / "dense")
+    pipeline.sparse.load(folder / "sparse")
+    return LoadedIndex(folder, chunks, contexts, pipeline.searcher(chunks, contexts))
