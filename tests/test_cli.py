@@ -46,7 +46,7 @@ def test_unknown_verb():
 def test_unknown_option_lists_the_valid_ones():
     with pytest.raises(
         SituateError,
-        match=r"unknown option fusion=foo; valid fusion options: dense_only, rrf, sparse_only, weighted_rank",
+        match=r"unknown option fusion=foo; valid fusion options: comb_mnz, comb_sum, dbsf, dense_only, minmax_sum, rrf, sparse_only, weighted_rank, weighted_rrf, zscore_sum",
     ):
         check_overrides(["fusion=foo"])
     with pytest.raises(SituateError, match="unknown option context=bogus"):

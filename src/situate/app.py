@@ -19,7 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 from situate.errors import SituateError, SituateExit
 from situate.pipeline import Pipeline, RunResult
 from situate.tracking.base import flatten
-from situate.tracking.summary import GROUPS, RESULT_FILE
+from situate.tracking.summary import GROUPS, LLM_GROUPS, RESULT_FILE
 
 log = logging.getLogger("situate")
 CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")
@@ -91,6 +91,11 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
                 + [f"{r.recall[k]:.4f}" for k in ks]
                 + [f"{r.passed[k]:.4f}" for k in ks]
             )
+    flagged = [
+        {"chunk_id": f.chunk_id, "context": f.context, "not_in_document": list(f.unsupported)}
+        for f in result.flags
+    ]
+    (folder / "contexts_flagged.json").write_text(json.dumps(flagged, indent=1, ensure_ascii=False))
     sample = [
         {"chunk_id": c.chunk_id, "chunk_start": c.text[:200], "context": x.text}
         for c, x in list(zip(result.chunks, result.contexts, strict=True))[:25]
@@ -101,11 +106,17 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
 def run_job(cfg: DictConfig) -> dict:
     """Run one composed config, track it, and return the row the results table prints."""
     hc = HydraConfig.get()
-    choices = {g: hc.runtime.choices.get(g) for g in GROUPS}
+    uses_llm = "llm" in cfg.context  # prompt and llm are composed always, but only meant with it
+    groups = GROUPS + (LLM_GROUPS if uses_llm else ())
+    choices = {g: hc.runtime.choices.get(g) for g in groups}
     overrides = list(hc.overrides.task)
     row: dict = {"choices": choices, "overrides": overrides, "ks": sorted(cfg.eval.ks)}
     tracker = instantiate_stage(cfg, "tracking")
-    params = flatten(OmegaConf.to_container(cfg, resolve=True))
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    if not uses_llm:
+        for g in LLM_GROUPS:
+            resolved.pop(g, None)
+    params = flatten(resolved)
     tags = {
         **{g: str(v) for g, v in choices.items()},
         "git_commit": git_commit(),

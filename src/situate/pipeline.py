@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from situate.chunking.base import Chunker
+from situate.contexts.audit import Flag, audit
 from situate.contexts.base import Contextualizer
 from situate.datasets.base import DatasetLoader
 from situate.dense.base import DenseIndex
@@ -39,6 +40,7 @@ class RunResult:
     evaluation: Evaluation
     timings: dict[str, float] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    flags: list[Flag] = field(default_factory=list)  # contexts naming things their document lacks
 
     @property
     def metrics(self) -> dict[str, float]:
@@ -92,6 +94,9 @@ class Pipeline:
         t = time.perf_counter()
         contexts = self.context.contextualize(corpus, chunks)
         timings["contextualize_seconds"] = time.perf_counter() - t
+        timings.update(
+            getattr(self.context, "stats", {})
+        )  # tokens, calls, cache shares (LLM contexts)
         return corpus, chunks, contexts
 
     def build_indexes(
@@ -149,7 +154,11 @@ class Pipeline:
             "texts_embedded": self.embeddings.encoded,
         }
         counts.update({k: v for k, v in corpus.notes.items() if isinstance(v, int)})
-        return RunResult(corpus, chunks, contexts, ranked, evaluation, timings, counts)
+        flags = audit(corpus, chunks, contexts)
+        with_context = sum(1 for x in contexts if x.text)
+        if with_context:
+            timings["contexts_flagged_share"] = len(flags) / with_context
+        return RunResult(corpus, chunks, contexts, ranked, evaluation, timings, counts, flags)
 
     def _dense_index(self, texts: list[str]) -> Path:
         ident = (self.embedder.identity(), self.dense.identity(), texts_hash(texts))

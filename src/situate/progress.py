@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 @contextlib.contextmanager
 def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
-    """Yield ``advance(n, total)``; a bar appears on stderr once there is work to show."""
+    """Yield ``advance(n, total=None)``; a bar appears on stderr once there is work to show."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -31,10 +31,12 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
     task = bar.add_task(description, total=None)
     started = False
 
-    def advance(n: int, total: int) -> None:
+    def advance(n: int, total: int | None = None) -> None:
         nonlocal started
-        bar.update(task, total=total, advance=n)
-        if not started and bar.tasks[0].completed < total:
+        if total is not None:
+            bar.update(task, total=total)
+        bar.update(task, advance=n)
+        if not started and bar.tasks[0].total and bar.tasks[0].completed < bar.tasks[0].total:
             bar.start()
             started = True
 

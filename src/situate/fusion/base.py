@@ -7,6 +7,7 @@ from typing import Protocol
 
 import numpy as np
 
+from situate.errors import SituateError
 from situate.rankings import Rankings, sort_desc
 
 RETRIEVERS = ("dense", "sparse")
@@ -30,12 +31,15 @@ def accumulate(
     lists: list[Rankings],
     contribution: Callable[[int, np.ndarray, np.ndarray], np.ndarray],
     depth: int,
+    times_hits: bool = False,
 ) -> Rankings:
     """Sum per-list contributions of each chunk, per query, and keep the best ``depth``.
 
     ``contribution(list_number, ranks, scores)`` gets 1-based ranks and raw scores of one query's
     list and returns what each of those chunks adds. A chunk absent from a list gets nothing from
     it; a chunk that appears twice in one list (a bad retriever) is counted at its best rank only.
+    Padding (id -1, score -inf) is dropped before ``contribution`` sees a list. With
+    ``times_hits`` each chunk's sum is multiplied by the number of lists it appears in (CombMNZ).
     """
     rows = []
     for q in range(lists[0].n_queries):
@@ -52,8 +56,70 @@ def accumulate(
         all_ids = np.concatenate(ids_parts)
         uniq, inverse = np.unique(all_ids, return_inverse=True)
         total = np.bincount(inverse, weights=np.concatenate(add_parts), minlength=len(uniq))
+        if times_hits:
+            total = total * np.bincount(inverse, minlength=len(uniq))
         rows.append(sort_desc(uniq, total))
     return Rankings.from_rows(rows, depth)
+
+
+def list_weights(weights: Mapping[str, float], needs: tuple[str, ...]) -> tuple[float, ...]:
+    """``weights`` (a mapping such as ``{dense: 0.5, sparse: 0.5}``) as a tuple in ``needs`` order.
+
+    Every retriever in ``needs`` needs a weight, no other key is allowed, and each weight is a
+    finite number >= 0.
+    """
+    given = {str(k): v for k, v in weights.items()}
+    unknown = sorted(set(given) - set(needs))
+    missing = [n for n in needs if n not in given]
+    if unknown or missing:
+        raise SituateError(
+            f"fusion.weights has keys {sorted(given)}; it needs exactly {list(needs)} "
+            f"(e.g. fusion.weights={{{', '.join(f'{n}: 0.5' for n in needs)}}})"
+        )
+    out = []
+    for n in needs:
+        try:
+            w = float(given[n])
+        except (TypeError, ValueError):
+            w = float("nan")
+        if not np.isfinite(w) or w < 0:
+            raise SituateError(f"fusion.weights.{n}={given[n]!r} must be a number >= 0")
+        out.append(w)
+    return tuple(out)
+
+
+def finite_only(
+    normalise: Callable[[np.ndarray], np.ndarray],
+) -> Callable[[np.ndarray], np.ndarray]:
+    """Wrap a per-list score normaliser so it sees only finite scores.
+
+    Statistics (min, max, mean, std) are taken over the finite scores; a non-finite score gets 0,
+    like a chunk absent from the list. (Padding never gets here: ``accumulate`` drops it. This
+    guards against a retriever that returns a real id with score -inf or nan.)
+    """
+
+    def wrapped(scores: np.ndarray) -> np.ndarray:
+        scores = np.asarray(scores, dtype=np.float64)
+        out = np.zeros(len(scores))
+        ok = np.isfinite(scores)
+        if ok.any():
+            out[ok] = normalise(scores[ok])
+        return out
+
+    return wrapped
+
+
+@finite_only
+def minmax(scores: np.ndarray) -> np.ndarray:
+    """``(s - min) / (max - min)`` over one list's scores, in [0, 1].
+
+    A list whose scores are all equal (a single score included) cannot say which chunk is better;
+    each of its chunks gets 1.0, the value its best chunk would get, rather than dividing by zero.
+    """
+    lo, hi = scores.min(), scores.max()
+    if hi == lo:
+        return np.ones(len(scores))
+    return (scores - lo) / (hi - lo)
 
 
 class SingleList:

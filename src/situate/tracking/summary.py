@@ -15,6 +15,7 @@ from omegaconf import DictConfig
 
 RESULT_FILE = "result.json"
 GROUPS = ("dataset", "chunker", "context", "embedder", "dense", "sparse", "fusion", "reranker")
+LLM_GROUPS = ("prompt", "llm")  # meaningful only with context=llm
 
 
 class ResultsTable(Callback):

@@ -1,0 +1,41 @@
+"""``fusion: minmax_sum``: weighted sum of min-max normalised scores.
+
+Per query and per list, each score over that list's top ``pool`` is mapped to
+``(s - min) / (max - min)`` in [0, 1], and ``score(d) = sum over lists l containing d of
+w_l * minmax_l(d)``: the convex combination studied by Bruch, Gai and Ingber, "An Analysis of
+Fusion Functions for Hybrid Retrieval", ACM TOIS 2023, with min-max normalisation as in Lee,
+"Analyses of Multiple Evidence Combination", SIGIR 1997. A list whose scores are all equal (one
+score included) gives each of its chunks 1.0 (see ``fusion.base.minmax``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from situate.fusion.base import RETRIEVERS, accumulate, list_weights, minmax
+from situate.rankings import Rankings
+
+
+class MinMaxSum:
+    """Weighted sum of per-list min-max normalised scores.
+
+    Parameters
+    ----------
+    weights : mapping
+        One weight >= 0 per retriever, ``{dense: 0.5, sparse: 0.5}`` by default.
+    pool : int
+        Candidates taken from the top of each list (min and max are over these).
+    """
+
+    name = "minmax_sum"
+    needs = RETRIEVERS
+
+    def __init__(self, weights: Mapping[str, float] | None = None, pool: int = 150):
+        self.weights = list_weights(
+            {n: 0.5 for n in self.needs} if weights is None else weights, self.needs
+        )
+        self.pool = pool
+
+    def fuse(self, lists: Mapping[str, Rankings], depth: int) -> Rankings:
+        ranked = [lists[name].top(self.pool) for name in self.needs]
+        return accumulate(ranked, lambda n, _r, scores: self.weights[n] * minmax(scores), depth)

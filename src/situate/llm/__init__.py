@@ -1,0 +1,1 @@
+"""LLM providers that write chunk contexts: Anthropic, OpenAI, a local model."""

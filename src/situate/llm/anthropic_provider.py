@@ -1,0 +1,207 @@
+"""``llm: claude_*``: Claude through the official ``anthropic`` SDK, with prompt caching.
+
+The document goes in the first content block with ``cache_control`` (TTL 5m or 1h), the chunk and
+the instructions in a second block, so every chunk of a document shares one cached prefix. Usage
+is recorded as the API reports it: ``input_tokens`` (uncached), ``cache_creation_input_tokens``,
+``cache_read_input_tokens``, ``output_tokens``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from situate.errors import SituateError
+from situate.llm.api_key import api_key
+from situate.llm.base import LLMRequest, LLMResponse
+from situate.llm.retry import RETRYABLE_STATUS, retry_after_seconds, with_retries
+from situate.records import Usage
+
+TTLS = ("5m", "1h")
+
+
+class AnthropicProvider:
+    """Claude Messages API.
+
+    Parameters
+    ----------
+    model : str
+        API model id (``claude-haiku-4-5``).
+    temperature : float
+        Sampling temperature (0 for reproducible contexts).
+    cache_ttl : {"5m", "1h"}
+        Lifetime of the cached document prefix.
+    min_cacheable_tokens : int
+        The model's minimum cacheable prompt length; shorter prefixes are not cached.
+    context_window : int
+        The model's window in tokens; longer documents are sent as a window around the chunk.
+    thinking : str or None
+        ``"disabled"`` sends ``thinking={"type": "disabled"}`` (for models that think by default);
+        None sends nothing.
+    base_url : str or None
+        Another endpoint (an emulator: ``http://127.0.0.1:PORT``); None is the SDK's default.
+    api_key_env : str
+        Environment variable holding the key.
+    max_retries, backoff_base, backoff_max : int, float, float
+        Retries on 429, 529, 5xx, timeouts and dropped connections, honouring ``retry-after``.
+    timeout : float
+        Seconds per request.
+    batch_poll_seconds : float
+        How often a Message Batch is polled.
+    """
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        model: str,
+        temperature: float = 0.0,
+        cache_ttl: str = "5m",
+        min_cacheable_tokens: int = 1024,
+        context_window: int = 200_000,
+        thinking: str | None = None,
+        base_url: str | None = None,
+        api_key_env: str = "ANTHROPIC_API_KEY",
+        max_retries: int = 8,
+        backoff_base: float = 1.0,
+        backoff_max: float = 60.0,
+        timeout: float = 120.0,
+        batch_poll_seconds: float = 10.0,
+    ):
+        if cache_ttl not in TTLS:
+            raise SituateError(f"llm.cache_ttl={cache_ttl!r} is not one of {', '.join(TTLS)}")
+        self.model = model
+        self.temperature = temperature
+        self.cache_ttl = cache_ttl
+        self.min_cacheable_tokens = min_cacheable_tokens
+        self.context_window = context_window
+        self.thinking = thinking
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self.max_retries, self.backoff_base, self.backoff_max = (
+            max_retries,
+            backoff_base,
+            backoff_max,
+        )
+        self.timeout = timeout
+        self.batch_poll_seconds = batch_poll_seconds
+        self._client = None
+
+    def identity(self) -> dict:
+        return {
+            "provider": self.name,
+            "model": self.model,
+            "temperature": self.temperature,
+            "thinking": self.thinking,
+        }
+
+    def client(self):
+        if self._client is None:
+            import anthropic
+
+            key = api_key(self.api_key_env, f"llm={self.model}")
+            self._client = anthropic.Anthropic(
+                api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+            )
+        return self._client
+
+    def params(self, request: LLMRequest) -> dict:
+        """The Messages API request body for ``request``."""
+        content = []
+        if request.document:
+            content.append(
+                {
+                    "type": "text",
+                    "text": request.document,
+                    "cache_control": {"type": "ephemeral", "ttl": self.cache_ttl},
+                }
+            )
+        content.append({"type": "text", "text": request.prompt})
+        messages = [{"role": "user", "content": content}]
+        if request.answer_prefix:
+            messages.append({"role": "assistant", "content": request.answer_prefix})
+        params = {
+            "model": self.model,
+            "max_tokens": request.max_tokens,
+            "temperature": self.temperature,
+            "messages": messages,
+        }
+        if request.system:
+            params["system"] = request.system
+        if self.thinking:
+            params["thinking"] = {"type": self.thinking}
+        return params
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        t = time.perf_counter()
+        message, retries = with_retries(
+            lambda: self.client().messages.create(**self.params(request)),
+            self._retryable, self.max_retries, self.backoff_base, self.backoff_max,
+        )  # fmt: skip
+        return self._response(message, request, time.perf_counter() - t, retries, batch=False)
+
+    def _response(
+        self, message, request: LLMRequest, seconds: float, retries: int, batch: bool
+    ) -> LLMResponse:
+        text = "".join(
+            block.text for block in message.content if getattr(block, "type", "") == "text"
+        )
+        u = message.usage
+        usage = Usage(
+            input_uncached=u.input_tokens,
+            cache_write=u.cache_creation_input_tokens or 0,
+            cache_read=u.cache_read_input_tokens or 0,
+            output=u.output_tokens,
+        )
+        extra = {"stop_reason": message.stop_reason, "id": message.id, "cache_ttl": self.cache_ttl}
+        return LLMResponse(
+            request.answer_prefix + text, usage, message.model, seconds, retries, batch, extra
+        )
+
+    def _retryable(self, error: Exception) -> tuple[bool, float | None]:
+        import anthropic
+
+        if isinstance(error, anthropic.APIConnectionError):  # includes timeouts and resets
+            return True, None
+        if isinstance(error, anthropic.APIStatusError) and error.status_code in RETRYABLE_STATUS:
+            return True, retry_after_seconds(error.response.headers)
+        if isinstance(error, anthropic.AuthenticationError):
+            raise SituateError(
+                f"llm={self.model}: the API rejected the key in {self.api_key_env} (401); check that variable"
+            ) from None
+        return False, None
+
+    def count_tokens(self, text: str) -> int:
+        """Exact count from the API's token-counting endpoint."""
+        result = self.client().messages.count_tokens(
+            model=self.model, messages=[{"role": "user", "content": text}]
+        )
+        return result.input_tokens
+
+    def complete_batch(self, requests: list[LLMRequest]) -> list[LLMResponse | Exception]:
+        """Send ``requests`` as one Message Batch (half price), poll until it ends, collect results."""
+        t = time.perf_counter()
+        client = self.client()
+        batch, _ = with_retries(
+            lambda: client.messages.batches.create(
+                requests=[{"custom_id": f"r{i}", "params": self.params(r)} for i, r in enumerate(requests)]
+            ),
+            self._retryable, self.max_retries, self.backoff_base, self.backoff_max,
+        )  # fmt: skip
+        batch_id = batch.id
+        while batch.processing_status != "ended":
+            time.sleep(self.batch_poll_seconds)
+            batch, _ = with_retries(
+                lambda: client.messages.batches.retrieve(batch_id),
+                self._retryable, self.max_retries, self.backoff_base, self.backoff_max,
+            )  # fmt: skip
+        out: list[LLMResponse | Exception] = [RuntimeError("missing from batch results")] * len(
+            requests
+        )
+        seconds = time.perf_counter() - t
+        for entry in client.messages.batches.results(batch_id):
+            i = int(entry.custom_id[1:])
+            if entry.result.type == "succeeded":
+                out[i] = self._response(entry.result.message, requests[i], seconds, 0, batch=True)
+            else:
+                out[i] = RuntimeError(f"batch request {entry.custom_id}: {entry.result.type}")
+        return out

@@ -1,0 +1,140 @@
+"""``llm: gpt_*``: OpenAI chat models through the official ``openai`` SDK.
+
+OpenAI caches prompt prefixes automatically (prompts of 1,024 tokens or more, in 128-token steps),
+so the document goes first and the chunk last, identical across a document's calls; a
+``prompt_cache_key`` per document routes its calls to the same cache. Usage: ``prompt_tokens``,
+``prompt_tokens_details.cached_tokens`` (read from cache), ``completion_tokens``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+
+from situate.errors import SituateError
+from situate.llm.api_key import api_key
+from situate.llm.base import LLMRequest, LLMResponse
+from situate.llm.retry import RETRYABLE_STATUS, retry_after_seconds, with_retries
+from situate.records import Usage
+
+
+class OpenAIChatProvider:
+    """OpenAI Chat Completions.
+
+    Parameters
+    ----------
+    model : str
+        API model id (``gpt-4.1-mini``).
+    temperature : float
+        Sampling temperature.
+    min_cacheable_tokens : int
+        Prompts shorter than this are never cached (1,024 for OpenAI).
+    context_window : int
+        The model's window in tokens.
+    base_url : str or None
+        Another endpoint (an emulator: ``http://127.0.0.1:PORT/v1``).
+    api_key_env : str
+        Environment variable holding the key.
+    max_retries, backoff_base, backoff_max, timeout
+        As for the Anthropic provider.
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        temperature: float = 0.0,
+        min_cacheable_tokens: int = 1024,
+        context_window: int = 128_000,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        max_retries: int = 8,
+        backoff_base: float = 1.0,
+        backoff_max: float = 60.0,
+        timeout: float = 120.0,
+    ):
+        self.model = model
+        self.temperature = temperature
+        self.min_cacheable_tokens = min_cacheable_tokens
+        self.context_window = context_window
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self.max_retries, self.backoff_base, self.backoff_max = (
+            max_retries,
+            backoff_base,
+            backoff_max,
+        )
+        self.timeout = timeout
+        self._client = None
+
+    def identity(self) -> dict:
+        return {"provider": self.name, "model": self.model, "temperature": self.temperature}
+
+    def client(self):
+        if self._client is None:
+            import openai
+
+            key = api_key(self.api_key_env, f"llm={self.model}")
+            self._client = openai.OpenAI(
+                api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+            )
+        return self._client
+
+    def params(self, request: LLMRequest) -> dict:
+        prompt = request.prompt
+        if request.answer_prefix:
+            prompt += f'\n\nBegin your answer with exactly: "{request.answer_prefix}"'
+        content = f"{request.document}\n\n{prompt}" if request.document else prompt
+        messages = [{"role": "system", "content": request.system}] if request.system else []
+        messages.append({"role": "user", "content": content})
+        params = {
+            "model": self.model,
+            "messages": messages,
+            "max_completion_tokens": request.max_tokens,
+            "temperature": self.temperature,
+        }
+        if request.document:
+            params["prompt_cache_key"] = hashlib.sha256(request.document.encode()).hexdigest()[:32]
+        return params
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        t = time.perf_counter()
+        completion, retries = with_retries(
+            lambda: self.client().chat.completions.create(**self.params(request)),
+            self._retryable, self.max_retries, self.backoff_base, self.backoff_max,
+        )  # fmt: skip
+        text = completion.choices[0].message.content or ""
+        if request.answer_prefix and not text.startswith(request.answer_prefix):
+            text = f"{request.answer_prefix} {text}"
+        u = completion.usage
+        details = u.prompt_tokens_details
+        cached = (details.cached_tokens or 0) if details else 0
+        written = (getattr(details, "cache_write_tokens", None) or 0) if details else 0
+        usage = Usage(
+            input_uncached=u.prompt_tokens - cached - written,
+            cache_write=written,
+            cache_read=cached,
+            output=u.completion_tokens,
+        )
+        extra = {"finish_reason": completion.choices[0].finish_reason, "id": completion.id}
+        return LLMResponse(
+            text, usage, completion.model, time.perf_counter() - t, retries, False, extra
+        )
+
+    def _retryable(self, error: Exception) -> tuple[bool, float | None]:
+        import openai
+
+        if isinstance(error, openai.APIConnectionError):
+            return True, None
+        if isinstance(error, openai.APIStatusError) and error.status_code in RETRYABLE_STATUS:
+            return True, retry_after_seconds(error.response.headers)
+        if isinstance(error, openai.AuthenticationError):
+            raise SituateError(
+                f"llm={self.model}: the API rejected the key in {self.api_key_env} (401); check that variable"
+            ) from None
+        return False, None
+
+    def count_tokens(self, text: str) -> int:
+        """An estimate (4 characters a token): the Chat Completions API has no counting endpoint."""
+        return max(1, len(text) // 4)
