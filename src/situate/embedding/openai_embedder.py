@@ -1,0 +1,205 @@
+"""``embedder: openai_small`` / ``openai_large``: OpenAI embeddings through the official SDK.
+
+The key is read from the environment variable ``api_key_env`` (``OPENAI_API_KEY``) only, never
+from the config, so it is never written to a config dump, a cache key or MLflow. ``base_url``
+points the SDK elsewhere (an emulator on 127.0.0.1, a proxy); ``null`` is the SDK's default.
+
+Limits of the endpoint: 2,048 inputs and 300,000 tokens per request, 8,192 tokens per input.
+Batches hold at most ``batch_size`` texts and an estimated ``max_batch_tokens`` tokens (estimated
+at one token per 3 utf-8 bytes, more than English text takes, so batches stay under the limit);
+a batch the API still refuses for its token count is split in two and sent again. Rate limits
+(429), 5xx answers, timeouts and dropped connections are retried by the SDK (``max_retries``,
+honouring ``retry-after``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from situate.embedding.base import Kind, normalize
+from situate.errors import SituateError
+
+MAX_INPUTS = 2048
+MAX_TOKENS_PER_REQUEST = 300_000
+
+
+def _estimate_tokens(text: str) -> int:
+    return max(1, math.ceil(len(text.encode("utf-8")) / 3))
+
+
+class OpenAIEmbedder:
+    """Embed with ``client.embeddings.create`` (vectors L2-normalised, float32).
+
+    Parameters
+    ----------
+    model : str
+        ``text-embedding-3-small`` (1536 dims), ``text-embedding-3-large`` (3072) or
+        ``text-embedding-ada-002``.
+    dimensions : int or None
+        Shorter vectors from a text-embedding-3 model (the API truncates and renormalises);
+        ``None`` is the model's full size.
+    batch_size : int
+        Texts per request (at most 2,048).
+    max_batch_tokens : int
+        Estimated tokens per request (at most 300,000, the API's limit).
+    base_url : str or None
+        API base URL, e.g. ``http://127.0.0.1:PORT/v1``; ``None`` is the SDK default.
+    api_key_env : str
+        Environment variable holding the API key.
+    max_retries : int
+        Retries of the SDK on 429, 5xx, timeouts and dropped connections.
+    timeout : float
+        Seconds per request.
+    """
+
+    provider = "openai"
+
+    def __init__(
+        self,
+        model: str = "text-embedding-3-small",
+        dimensions: int | None = None,
+        batch_size: int = 512,
+        max_batch_tokens: int = 250_000,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        max_retries: int = 5,
+        timeout: float = 60,
+    ):
+        if not 1 <= batch_size <= MAX_INPUTS:
+            raise SituateError(
+                f"embedder.batch_size={batch_size}: must be within 1..{MAX_INPUTS} "
+                "(the API's limit of inputs per request)"
+            )
+        if not 1 <= max_batch_tokens <= MAX_TOKENS_PER_REQUEST:
+            raise SituateError(
+                f"embedder.max_batch_tokens={max_batch_tokens}: must be within "
+                f"1..{MAX_TOKENS_PER_REQUEST} (the API's limit of tokens per request)"
+            )
+        if dimensions is not None and dimensions < 1:
+            raise SituateError(f"embedder.dimensions={dimensions}: must be positive or null")
+        self.name = model
+        self.model = model
+        self.dimensions = dimensions
+        self.batch_size = batch_size
+        self.max_batch_tokens = max_batch_tokens
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.tokens_used = 0  # usage.total_tokens summed over this instance's requests
+        self.requests = 0
+        self._client = None
+
+    def identity(self) -> dict:
+        # Neither the key nor base_url: the same model gives the same vectors wherever it runs.
+        return {"provider": self.provider, "model": self.model, "dimensions": self.dimensions}
+
+    def _api_key(self) -> str:
+        key = os.environ.get(self.api_key_env, "").strip()
+        if not key:
+            raise SituateError(
+                f"embedder=openai: set {self.api_key_env} (the key is read from the environment only)"
+            )
+        return key
+
+    def _load(self):
+        if self._client is None:
+            import openai
+
+            kwargs = {"base_url": self.base_url} if self.base_url else {}
+            self._client = openai.OpenAI(
+                api_key=self._api_key(),
+                max_retries=self.max_retries,
+                timeout=self.timeout,
+                **kwargs,
+            )
+        return self._client
+
+    def _batches(self, texts: list[str]) -> list[tuple[int, int]]:
+        """(start, end) of each batch: at most ``batch_size`` texts and ``max_batch_tokens``."""
+        spans, start, tokens = [], 0, 0
+        for i, text in enumerate(texts):
+            t = _estimate_tokens(text)
+            if i > start and (i - start >= self.batch_size or tokens + t > self.max_batch_tokens):
+                spans.append((start, i))
+                start, tokens = i, 0
+            tokens += t
+        if start < len(texts):
+            spans.append((start, len(texts)))
+        return spans
+
+    def encode(self, texts: list[str], kind: Kind) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions or 0), dtype=np.float32)
+        client = self._load()
+        # the API refuses empty strings; a single space embeds "nothing" the same way every time
+        texts = [t if t.strip() else " " for t in texts]
+        parts = []
+        for start, end in self._batches(texts):
+            parts.extend(self._embed(client, texts[start:end]))
+        return normalize(np.asarray(parts, dtype=np.float32))
+
+    def _embed(self, client, batch: list[str]) -> list:
+        import openai
+
+        kwargs = {"dimensions": self.dimensions} if self.dimensions is not None else {}
+        try:
+            response = client.embeddings.create(model=self.model, input=batch, **kwargs)
+        except openai.BadRequestError as exc:
+            if _error_code(exc) == "max_tokens_per_request" and len(batch) > 1:
+                half = len(batch) // 2
+                return self._embed(client, batch[:half]) + self._embed(client, batch[half:])
+            raise SituateError(
+                f"embedder=openai: the API refused a batch: {_message(exc)}"
+            ) from None
+        except openai.AuthenticationError as exc:
+            raise SituateError(
+                f"embedder=openai: the API refused the key in {self.api_key_env} ({_message(exc)}); "
+                "set a valid key"
+            ) from None
+        except openai.NotFoundError as exc:
+            raise SituateError(
+                f"embedder.model={self.model}: {_message(exc)}; pick an embedding model the key can use"
+            ) from None
+        except openai.APIConnectionError as exc:
+            where = self.base_url or "the OpenAI API"
+            raise SituateError(
+                f"embedder=openai: cannot reach {where} after {self.max_retries} retries "
+                f"({type(exc).__name__}); check the network or embedder.base_url"
+            ) from None
+        except openai.APIStatusError as exc:
+            raise SituateError(
+                f"embedder=openai: HTTP {exc.status_code} after {self.max_retries} retries "
+                f"({_message(exc)}); retry later or lower embedder.batch_size"
+            ) from None
+        self.requests += 1
+        if response.usage is not None:
+            self.tokens_used += int(response.usage.total_tokens)
+        data = sorted(response.data, key=lambda d: d.index)
+        if len(data) != len(batch):
+            raise SituateError(
+                f"embedder=openai: asked for {len(batch)} vectors, got {len(data)}; "
+                "check embedder.base_url points at an OpenAI-compatible API"
+            )
+        return [d.embedding for d in data]
+
+
+def _error_code(exc) -> str | None:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict):
+            return err.get("code") or err.get("type")
+    return getattr(exc, "code", None)
+
+
+def _message(exc) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and err.get("message"):
+            return str(err["message"])
+    return str(exc)

@@ -1,0 +1,411 @@
+"""A small threaded HTTP server for provider emulators, with a request log and fault injection.
+
+Provider modules (``openai_api``, ``cohere_api``...) subclass :class:`EmulatorServer`, register
+their routes with :meth:`EmulatorServer.route` and say how their API writes an error body
+(:meth:`EmulatorServer.error_body`). The server itself knows nothing of any provider.
+
+Everything listens on 127.0.0.1 only, on an ephemeral port::
+
+    with OpenAIEmulator(api_key="test") as emu:
+        client = openai.OpenAI(api_key="test", base_url=f"{emu.url}/v1")
+
+Fault injection
+---------------
+:class:`Faults` gives, per kind, the probability that a routed request is answered with that
+fault instead of the real answer (one seeded draw per request, so a run is reproducible when
+requests arrive in the same order). :meth:`EmulatorServer.inject` queues faults for the next
+requests, whatever the rates. Kinds:
+
+``429``             too many requests, no ``retry-after`` (the client backs off on its own)
+``429_retry_after`` too many requests with ``retry-after: <Faults.retry_after>``
+``529``             overloaded (Anthropic's status; other providers never send it)
+``500``             internal server error
+``reset``           the socket is closed with a TCP reset and no response at all
+``slow``            the real answer, after sleeping ``Faults.slow_seconds``
+
+Unrouted paths (404/405) never get faults.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import socket
+import struct
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+FAULT_KINDS = ("429", "429_retry_after", "529", "500", "reset", "slow")
+
+# headers whose values are never stored in the request log (matched in lower case)
+SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "cookie",
+        "x-goog-api-key",
+    }
+)
+REDACTED = "[redacted]"
+
+
+@dataclass
+class Faults:
+    """Per-kind fault probabilities (each 0..1, summing to at most 1); all off by default."""
+
+    rate_429: float = 0.0
+    rate_429_retry_after: float = 0.0
+    rate_529: float = 0.0
+    rate_500: float = 0.0
+    rate_reset: float = 0.0
+    rate_slow: float = 0.0
+    seed: int = 0
+    retry_after: str = "1"  # value of the retry-after header (seconds, as the APIs send it)
+    slow_seconds: float = 1.0
+
+    def rates(self) -> list[tuple[str, float]]:
+        pairs = [
+            ("429", self.rate_429),
+            ("429_retry_after", self.rate_429_retry_after),
+            ("529", self.rate_529),
+            ("500", self.rate_500),
+            ("reset", self.rate_reset),
+            ("slow", self.rate_slow),
+        ]
+        for kind, rate in pairs:
+            if not 0.0 <= rate <= 1.0:
+                raise ValueError(f"fault rate {kind}={rate} must be within 0..1")
+        if sum(r for _, r in pairs) > 1.0 + 1e-9:
+            raise ValueError("fault rates must sum to at most 1")
+        return pairs
+
+    @classmethod
+    def uniform(cls, rate: float, kinds: tuple[str, ...] = FAULT_KINDS, **kw) -> Faults:
+        """``rate`` split evenly over ``kinds``."""
+        unknown = set(kinds) - set(FAULT_KINDS)
+        if unknown:
+            raise ValueError(f"unknown fault kinds {sorted(unknown)}; known: {FAULT_KINDS}")
+        each = rate / len(kinds)
+        return cls(**{f"rate_{k}": each for k in kinds}, **kw)
+
+
+@dataclass
+class Request:
+    """One request as a handler sees it (headers complete, secrets included)."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]  # lower-case names
+    raw_body: bytes
+
+    def json(self):
+        """The body parsed as JSON (``ValueError`` when it is not JSON)."""
+        return json.loads(self.raw_body.decode("utf-8")) if self.raw_body else None
+
+    def bearer_token(self) -> str | None:
+        auth = self.headers.get("authorization", "")
+        scheme, _, token = auth.partition(" ")
+        return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = "application/json"
+
+
+def json_response(status: int, obj, headers: dict[str, str] | None = None) -> Response:
+    body = json.dumps(obj, separators=(",", ":")).encode("utf-8")
+    return Response(status, body, dict(headers or {}))
+
+
+@dataclass
+class RecordedRequest:
+    """One request as the log keeps it: secret headers redacted, body parsed when it is JSON."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: object
+    fault: str | None = None
+    status: int | None = None  # None: the connection was reset
+
+
+Handler = Callable[[Request], Response]
+
+
+class EmulatorServer:
+    """Generic threaded HTTP server with routing by (method, path), a log and fault injection.
+
+    Parameters
+    ----------
+    faults : Faults or None
+        Random fault rates; ``None`` is no faults.
+    host : str
+        Always a loopback address; the default is 127.0.0.1.
+    """
+
+    name = "emulator"
+
+    def __init__(self, faults: Faults | None = None, host: str = "127.0.0.1"):
+        if not host.startswith("127.") and host not in ("localhost", "::1"):
+            raise ValueError(f"emulators listen on loopback only, not {host}")
+        self.host = host
+        self.faults = faults or Faults()
+        self.faults.rates()  # validate now
+        self._rng = random.Random(self.faults.seed)
+        self._routes: dict[tuple[str, str], Handler] = {}
+        self._queued: list[str] = []
+        self._lock = threading.Lock()
+        self.requests: list[RecordedRequest] = []
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.url: str | None = None
+
+    # routing -------------------------------------------------------------------------------
+    def route(self, method: str, path: str, handler: Handler) -> None:
+        self._routes[(method.upper(), path)] = handler
+
+    def error_body(self, status: int, message: str, kind: str) -> dict:
+        """The JSON body of an error in this provider's shape; ``kind`` names the error.
+
+        Kinds the server itself uses: ``not_found``, ``method_not_allowed``, ``rate_limit``,
+        ``overloaded``, ``server_error``, ``invalid_json``. Subclasses override this.
+        """
+        return {"error": {"type": kind, "message": message}}
+
+    def error(
+        self, status: int, message: str, kind: str, headers: dict[str, str] | None = None
+    ) -> Response:
+        return json_response(status, self.error_body(status, message, kind), headers)
+
+    # faults --------------------------------------------------------------------------------
+    def inject(self, *kinds: str) -> None:
+        """Answer the next ``len(kinds)`` routed requests with these faults, in order."""
+        unknown = set(kinds) - set(FAULT_KINDS)
+        if unknown:
+            raise ValueError(f"unknown fault kinds {sorted(unknown)}; known: {FAULT_KINDS}")
+        with self._lock:
+            self._queued.extend(kinds)
+
+    def _draw_fault(self) -> str | None:
+        with self._lock:
+            if self._queued:
+                return self._queued.pop(0)
+            u = self._rng.random()
+        acc = 0.0
+        for kind, rate in self.faults.rates():
+            acc += rate
+            if u < acc:
+                return kind
+        return None
+
+    def fault_response(self, kind: str) -> Response:
+        if kind == "429":
+            return self.error(429, "Rate limit reached; please try again later.", "rate_limit")
+        if kind == "429_retry_after":
+            return self.error(
+                429,
+                "Rate limit reached; please try again later.",
+                "rate_limit",
+                {"retry-after": self.faults.retry_after},
+            )
+        if kind == "529":
+            return self.error(529, "Overloaded", "overloaded")
+        if kind == "500":
+            return self.error(
+                500, "The server had an error while processing your request.", "server_error"
+            )
+        raise ValueError(kind)
+
+    # log -----------------------------------------------------------------------------------
+    def calls(self, path: str | None = None, *, ok_only: bool = False) -> int:
+        """How many requests reached the server (to ``path``; only 2xx answers with ``ok_only``)."""
+        with self._lock:
+            return sum(
+                1
+                for r in self.requests
+                if (path is None or r.path == path)
+                and (not ok_only or (r.status is not None and 200 <= r.status < 300))
+            )
+
+    def bodies(self, path: str | None = None, *, ok_only: bool = True) -> list:
+        """Bodies of the logged requests (to ``path``), answered with 2xx by default."""
+        with self._lock:
+            return [
+                r.body
+                for r in self.requests
+                if (path is None or r.path == path)
+                and (not ok_only or (r.status is not None and 200 <= r.status < 300))
+            ]
+
+    def clear(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self._queued.clear()
+
+    def _record(self, req: Request) -> RecordedRequest:
+        headers = {k: (REDACTED if k in SECRET_HEADERS else v) for k, v in req.headers.items()}
+        try:
+            body = req.json()
+        except (ValueError, UnicodeDecodeError):
+            body = req.raw_body.decode("utf-8", errors="replace")
+        rec = RecordedRequest(req.method, req.path, req.query, headers, body)
+        with self._lock:
+            self.requests.append(rec)
+        return rec
+
+    # dispatch ------------------------------------------------------------------------------
+    def _dispatch(self, req: Request) -> tuple[Response | None, RecordedRequest]:
+        """The response to send, or ``None`` to reset the connection."""
+        rec = self._record(req)
+        handler = self._routes.get((req.method, req.path))
+        if handler is None:
+            if any(p == req.path for _, p in self._routes):
+                resp = self.error(
+                    405, f"Method {req.method} not allowed for {req.path}", "method_not_allowed"
+                )
+            else:
+                resp = self.error(404, f"Unknown request URL: {req.method} {req.path}", "not_found")
+            rec.status = resp.status
+            return resp, rec
+        fault = self._draw_fault()
+        rec.fault = fault
+        if fault == "reset":
+            return None, rec
+        if fault == "slow":
+            time.sleep(self.faults.slow_seconds)
+        elif fault is not None:
+            resp = self.fault_response(fault)
+            rec.status = resp.status
+            return resp, rec
+        try:
+            resp = handler(req)
+        except Exception as exc:  # a bug in an emulator: answer like a server would
+            resp = self.error(500, f"emulator error: {type(exc).__name__}: {exc}", "server_error")
+        rec.status = resp.status
+        return resp, rec
+
+    # lifecycle -----------------------------------------------------------------------------
+    def start(self) -> str:
+        """Start serving in a background thread; returns ``http://127.0.0.1:PORT``."""
+        if self._httpd is not None:
+            return self.url  # type: ignore[return-value]
+        emulator = self
+
+        class _Handler(_RequestHandler):
+            server_emulator = emulator
+
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+
+        class _Server(ThreadingHTTPServer):
+            address_family = family
+            daemon_threads = True
+            allow_reuse_address = True
+
+            def handle_error(self, request, client_address) -> None:
+                pass  # a client that went away mid-request is not the emulator's problem
+
+        self._httpd = _Server((self.host, 0), _Handler)
+        port = self._httpd.server_address[1]
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.url = f"http://{host}:{port}"
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"{self.name}-{port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self.url
+
+    def stop(self) -> None:
+        if self._httpd is None:
+            return
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs' connection pools expect
+    server_emulator: EmulatorServer
+    timeout = 30  # idle keep-alive connections end after this many seconds
+    disable_nagle_algorithm = True  # else headers and body, written apart, wait for delayed ACKs
+
+    def log_message(self, format, *args) -> None:  # quiet
+        pass
+
+    def _read_body(self) -> bytes:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            chunks = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            return b"".join(chunks)
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _handle(self) -> None:
+        parts = urlsplit(self.path)
+        req = Request(
+            method=self.command,
+            path=parts.path,
+            query=parse_qs(parts.query),
+            headers={k.lower(): v for k, v in self.headers.items()},
+            raw_body=self._read_body(),
+        )
+        resp, _ = self.server_emulator._dispatch(req)
+        if resp is None:
+            self._reset()
+            return
+        self.send_response(resp.status)
+        headers = {"content-type": resp.content_type, **resp.headers}
+        headers.setdefault("x-request-id", f"req_{uuid.uuid4().hex}")
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(resp.body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(resp.body)
+
+    def _reset(self) -> None:
+        """Close the socket with a TCP RST (SO_LINGER 0) and send nothing."""
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.close()
+
+    def finish(self) -> None:
+        # the connection was reset on purpose, or the client went away
+        with contextlib.suppress(OSError):
+            super().finish()
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = _handle

@@ -1,0 +1,149 @@
+"""``reranker: cohere``: Cohere Rerank through the official SDK (``cohere.ClientV2.rerank``).
+
+One request per query (more when a query has over ``max_documents`` candidates: the API is not
+meant for more than 1,000 documents per request). Scores are Cohere's ``relevance_score`` in
+[0, 1], aligned with the texts given.
+
+``top_n`` defaults to every document sent, so each one gets its score. With ``top_n`` set, the
+documents the API leaves out get ``-1.0``: below every real score yet finite, so they sort last
+and cache like any score. Which documents are left out depends on the others in the request, so
+leave ``top_n`` null unless the cost matters.
+
+The key is read from the environment variable ``api_key_env`` (``CO_API_KEY``) only.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from situate.embedding.cohere_embedder import _describe, _unreachable, call_with_retries
+from situate.errors import SituateError
+
+MAX_DOCUMENTS = 1000
+UNRANKED = -1.0
+
+
+class CohereReranker:
+    """Score (query, text) pairs with a Cohere rerank model.
+
+    Parameters
+    ----------
+    model : str
+        ``rerank-english-v3.0``, ``rerank-multilingual-v3.0``, ``rerank-v3.5``...
+    pool : int
+        Fused candidates per query to rescore.
+    top_n : int or None
+        Results asked for per request; ``None`` asks for all (every text gets a score).
+    max_tokens_per_doc : int
+        Tokens of each document the model reads (the API's default is 4096).
+    max_documents : int
+        Documents per request (at most 1,000).
+    base_url : str or None
+        API base URL (e.g. ``http://127.0.0.1:PORT``); ``None`` is the SDK default.
+    api_key_env : str
+        Environment variable holding the API key.
+    max_retries, timeout
+        Retries on 429, 5xx, dropped connections and timeouts; seconds per request.
+    """
+
+    provider = "cohere"
+
+    def __init__(
+        self,
+        model: str = "rerank-english-v3.0",
+        pool: int = 150,
+        top_n: int | None = None,
+        max_tokens_per_doc: int = 4096,
+        max_documents: int = MAX_DOCUMENTS,
+        base_url: str | None = None,
+        api_key_env: str = "CO_API_KEY",
+        max_retries: int = 5,
+        timeout: float = 60,
+    ):
+        if not 1 <= max_documents <= MAX_DOCUMENTS:
+            raise SituateError(
+                f"reranker.max_documents={max_documents}: must be within 1..{MAX_DOCUMENTS}"
+            )
+        if top_n is not None and top_n < 1:
+            raise SituateError(f"reranker.top_n={top_n}: must be positive or null")
+        self.name = model
+        self.model = model
+        self.pool = pool
+        self.top_n = top_n
+        self.max_tokens_per_doc = max_tokens_per_doc
+        self.max_documents = max_documents
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.search_units = 0.0  # meta.billed_units.search_units summed over this instance
+        self.requests = 0
+        self._client = None
+
+    def identity(self) -> dict:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "max_tokens_per_doc": self.max_tokens_per_doc,
+            "top_n": self.top_n,
+        }
+
+    def _load(self):
+        if self._client is None:
+            import cohere
+
+            key = os.environ.get(self.api_key_env, "").strip()
+            if not key:
+                raise SituateError(
+                    f"reranker=cohere: set {self.api_key_env} (the key is read from the environment only)"
+                )
+            kwargs = {"base_url": self.base_url} if self.base_url else {}
+            self._client = cohere.ClientV2(
+                api_key=key,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+                log_warning_experimental_features=False,
+                **kwargs,
+            )
+        return self._client
+
+    def score(self, query: str, texts: list[str]) -> np.ndarray:
+        scores = np.full(len(texts), UNRANKED, dtype=np.float64)
+        if not texts:
+            return scores
+        client = self._load()
+        for start in range(0, len(texts), self.max_documents):
+            batch = texts[start : start + self.max_documents]
+            for index, relevance in self._rerank(client, query, batch):
+                scores[start + index] = relevance
+        return scores
+
+    def _rerank(self, client, query: str, batch: list[str]) -> list[tuple[int, float]]:
+        import httpx
+        from cohere.core.api_error import ApiError
+
+        # the API refuses empty documents; a space scores as "nothing in common"
+        documents = [t if t.strip() else " " for t in batch]
+        try:
+            response = call_with_retries(
+                lambda: client.rerank(
+                    model=self.model,
+                    query=query,
+                    documents=documents,
+                    top_n=min(self.top_n, len(batch)) if self.top_n else len(batch),
+                    max_tokens_per_doc=self.max_tokens_per_doc,
+                    request_options={"retry_remote_protocol_errors": True},
+                ),
+                self.max_retries,
+            )
+        except ApiError as exc:
+            raise SituateError(_describe("reranker", exc, self.api_key_env, self.model)) from None
+        except httpx.TransportError as exc:
+            raise SituateError(_unreachable("reranker", exc, self.base_url)) from None
+        self.requests += 1
+        billed = response.meta.billed_units if response.meta else None
+        if billed is not None and billed.search_units is not None:
+            self.search_units += float(billed.search_units)
+        return [(r.index, float(r.relevance_score)) for r in response.results]

@@ -1,0 +1,121 @@
+"""``reranker: cross_encoder``: a sentence-transformers ``CrossEncoder`` on the CPU, offline.
+
+A model ``path`` (a local folder) is loaded as it is. A model name (``cross-encoder/ms-marco-
+MiniLM-L6-v2``) resolves only through the local Hugging Face cache, with ``HF_HUB_OFFLINE=1``:
+nothing is downloaded at run time. The model loads on the first ``score`` call. Scores are the
+model's own output (for one-label models such as the ms-marco ones, a sigmoid in [0, 1]).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from situate.errors import SituateError
+
+
+class CrossEncoderReranker:
+    """Score (query, text) pairs jointly with a cross-encoder.
+
+    Parameters
+    ----------
+    model : str or None
+        Hugging Face model name, found in the local cache only.
+    path : str or None
+        A local model folder; overrides ``model``.
+    pool : int
+        Fused candidates per query to rescore.
+    max_length : int
+        Tokens of each (query, text) pair the model reads.
+    batch_size : int
+        Pairs per forward pass.
+    threads : int
+        torch intra-op threads.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        path: str | None = None,
+        pool: int = 150,
+        max_length: int = 512,
+        batch_size: int = 32,
+        threads: int = 2,
+    ):
+        if not model and not path:
+            raise SituateError(
+                "reranker=cross_encoder: set reranker.model (a Hugging Face name in the local "
+                "cache) or reranker.path (a model folder)"
+            )
+        self.model = model
+        self.path = path
+        self.name = model or Path(path).name  # type: ignore[arg-type]
+        self.pool = pool
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self.threads = threads
+        self._model = None
+
+    def identity(self) -> dict:
+        return {
+            "provider": "sentence-transformers-cross-encoder",
+            "model": self.path if self.path else self.model,
+            "max_length": self.max_length,
+        }
+
+    def model_dir(self) -> str:
+        """The local folder of the model (a name is looked up in the Hugging Face cache only)."""
+        if self.path:
+            p = Path(self.path).expanduser()
+            if not p.is_dir():
+                raise SituateError(
+                    f"reranker.path={p}: model folder not found; point it at a cross-encoder "
+                    "folder (config.json, model weights, tokenizer), or use reranker=none"
+                )
+            return str(p)
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import LocalEntryNotFoundError
+
+        try:
+            return snapshot_download(self.model, local_files_only=True)
+        except (LocalEntryNotFoundError, FileNotFoundError, OSError, ValueError):
+            raise SituateError(
+                f"reranker=cross_encoder: model '{self.model}' is not available offline; "
+                "download it on a machine with internet (e.g. "
+                f"`hf download {self.model} --local-dir /folder`) and set "
+                "reranker.path=/folder, or use reranker=none"
+            ) from None
+
+    def _load(self):
+        if self._model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            folder = self.model_dir()
+            import torch
+            import transformers
+            from sentence_transformers import CrossEncoder
+
+            transformers.logging.set_verbosity_error()
+            transformers.logging.disable_progress_bar()
+            torch.set_num_threads(self.threads)
+            try:
+                self._model = CrossEncoder(folder, device="cpu", max_length=self.max_length)
+            except (OSError, ValueError) as exc:
+                raise SituateError(
+                    f"reranker=cross_encoder: cannot load a cross-encoder from {folder} "
+                    f"({type(exc).__name__}: {exc}); point reranker.path at a model folder"
+                ) from None
+        return self._model
+
+    def score(self, query: str, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros(0, dtype=np.float64)
+        scores = self._load().predict(
+            [(query, t) for t in texts],
+            batch_size=self.batch_size,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+        )
+        return np.asarray(scores, dtype=np.float64).reshape(len(texts), -1)[:, 0]
