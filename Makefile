@@ -8,7 +8,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # pip's warnings about optional local package folders that do not exist are noise, not errors.
-QUIET_PIP := grep -v -e "is ignored: it is neither a file nor a directory" || true
+QUIET_PIP := grep -v -e "is ignored: it is neither a file nor a directory" -e "^pyserini .* requires" || true
+# pyserini only carries Anserini's Lucene jar for sparse=pyserini; its Python dependencies are not needed.
+PYSERINI := pyserini==1.6.0
 
 .PHONY: help install run test lint format mlflow-ui clean-cache
 
@@ -22,6 +24,8 @@ $(STAMP): pyproject.toml
 	@echo "installing into $(VENV) (torch 2.13.0 CPU first, then situate and its models)"
 	@$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | $(QUIET_PIP)
 	@$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]' 2>&1 | $(QUIET_PIP)
+	@$(BIN)/pip install -q --disable-pip-version-check --no-deps $(PYSERINI) 2>&1 | $(QUIET_PIP)
+	@$(BIN)/python -c "from situate.sparse.jvm import anserini_jar; anserini_jar()"
 	@$(BIN)/python -c "import situate, hydra, mlflow, faiss, bm25s, sentence_transformers"
 	@touch $(STAMP)
 
