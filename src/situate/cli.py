@@ -26,6 +26,12 @@ verbs:
                       source offsets and contexts
   chunks [group=option ...]
                       list chunk ids, offsets and the first 90 characters (to write gold)
+  contexts show|export [group=option ...] [--limit N] [--out FILE]
+                      print (or write as JSON Lines) the contexts of a config with their token
+                      usage; LLM contexts come from the store only: nothing is spent
+  emulate anthropic|openai|cohere [--port N] [--fault-rate R]
+                      serve a local emulator of that provider's API (real token accounting,
+                      prompt caching, injected faults) to run the pipeline against for free
   data fetch NAME [--dest DIR]
                       download a public data set (cookbook, covid-qa) with pinned sha256
 
@@ -47,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         "index": _index,
         "search": _search,
         "chunks": _chunks,
+        "contexts": _contexts,
+        "emulate": _emulate,
         "data": _data,
     }
     verb, rest = argv[0], argv[1:]
@@ -70,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"error: {e}", file=sys.stderr)
         return e.exit_code
+    except BrokenPipeError:  # `situate ... | head`: the reader left, which is not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def check_overrides(overrides: list[str], conf_dir: Path = CONF_DIR) -> None:
@@ -226,6 +237,70 @@ def _chunks(args: list[str]) -> int:
         )
     console().print(table)
     return 0
+
+
+def _contexts(args: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="situate contexts", description="Show or export contexts.")
+    parser.add_argument("action", choices=("show", "export"))
+    parser.add_argument("overrides", nargs="*", help="group=option overrides (e.g. context=llm prompt=code)")
+    parser.add_argument("--limit", type=int, default=20, help="show: how many chunks (default 20)")
+    parser.add_argument("--out", default=None, help="export: the JSON Lines file (default stdout)")
+    ns = parser.parse_args(args)
+    import json
+
+    from hydra.utils import instantiate
+
+    from situate.records import Usage
+
+    cfg = compose(ns.overrides)
+    corpus = instantiate(cfg.dataset).load()
+    chunks = instantiate(cfg.chunker).chunk(corpus)
+    if ns.action == "show":
+        chunks = chunks[: ns.limit]
+    context = instantiate(cfg.context)
+    if hasattr(context, "lookup"):  # LLM contexts: read the store, never call the model
+        found = context.lookup(corpus, chunks)
+        rows = [
+            (c, s.text if s else None, s.usage if s else Usage(), s.model if s else "")
+            for c, s in zip(chunks, found, strict=True)
+        ]
+    else:
+        rows = [(c, x.text, x.usage, "") for c, x in zip(chunks, context.contextualize(corpus, chunks), strict=True)]
+    if ns.action == "export":
+        lines = [
+            json.dumps(
+                {
+                    "chunk_id": c.chunk_id, "doc_id": c.doc_id, "index": c.index, "context": text, "model": model,
+                    "usage": {"input_uncached": u.input_uncached, "cache_write": u.cache_write, "cache_read": u.cache_read, "output": u.output},
+                },
+                ensure_ascii=False,
+            )
+            for c, text, u, model in rows
+        ]  # fmt: skip
+        if ns.out:
+            Path(ns.out).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+            print(f"{len(rows)} contexts written to {ns.out}", file=sys.stderr)
+        else:
+            print("\n".join(lines))
+        return 0
+    from rich.table import Table
+
+    from situate.console import console
+
+    table = Table(title=f"{corpus.name}: contexts of {len(rows)} chunks", show_lines=True)
+    for col in ("chunk", "context", "uncached", "write", "read", "out"):
+        table.add_column(col, overflow="fold", justify="right" if col in ("uncached", "write", "read", "out") else "left")
+    for c, text, u, _ in rows:
+        shown = "(not stored yet)" if text is None else text or "(none)"
+        table.add_row(c.chunk_id, shown, str(u.input_uncached), str(u.cache_write), str(u.cache_read), str(u.output))
+    console().print(table)
+    return 0
+
+
+def _emulate(args: list[str]) -> int:
+    from situate.emulators.cli import main as emulate
+
+    return emulate(args)
 
 
 def _data(args: list[str]) -> int:

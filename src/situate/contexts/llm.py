@@ -124,7 +124,8 @@ class LLMContext(Placement):
         self.stats: dict[str, float] = {}
         self._lock = threading.Lock()
 
-    def contextualize(self, corpus: Corpus, chunks: list[Chunk]) -> list[Context]:
+    def plan(self, corpus: Corpus, chunks: list[Chunk]) -> tuple[dict[str, list[int]], dict, list[RenderedPrompt], list[str]]:
+        """Group chunks by document, render every prompt and its store key (no call is made)."""
         self.prompt.prepare(corpus.documents)
         by_doc: dict[str, list[int]] = defaultdict(list)
         for row, c in enumerate(chunks):
@@ -133,11 +134,18 @@ class LLMContext(Placement):
             doc_id: self._document_text(corpus.document(doc_id), [chunks[r] for r in rows])
             for doc_id, rows in by_doc.items()
         }
-        rendered = [
-            self.prompt.render(corpus.document(c.doc_id), c, windows[c.doc_id].get(c.index))
-            for c in chunks
-        ]
+        rendered = [self.prompt.render(corpus.document(c.doc_id), c, windows[c.doc_id].get(c.index)) for c in chunks]
         keys = [ContextStore.key(r, self.prompt, self.llm) for r in rendered]
+        return by_doc, windows, rendered, keys
+
+    def lookup(self, corpus: Corpus, chunks: list[Chunk]) -> list[StoredContext | None]:
+        """The stored context of each chunk, None where none is stored (spends nothing)."""
+        *_, keys = self.plan(corpus, chunks)
+        stored = self.store.get_many(list(dict.fromkeys(keys)))
+        return [stored.get(k) for k in keys]
+
+    def contextualize(self, corpus: Corpus, chunks: list[Chunk]) -> list[Context]:
+        by_doc, windows, rendered, keys = self.plan(corpus, chunks)
         stored = self.store.get_many(list(dict.fromkeys(keys)))
         first_row_of_key = {k: row for row, k in reversed(list(enumerate(keys)))}
         todo = sorted(
@@ -242,6 +250,8 @@ class LLMContext(Placement):
         if not window or not self.prompt.document_template:
             return {}
         budget = window - self.prompt.max_tokens - 1024  # room for instructions, chunk and answer
+        if len(doc.text) // 2 <= budget:  # even at 2 characters a token it fits: no need to count
+            return {}
         tokens = self.llm.count_tokens(doc.text)
         if tokens <= budget:
             return {}
