@@ -121,7 +121,9 @@ def _run(args: list[str]) -> int:
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
     from situate import app
 
-    sys.argv = ["situate run", *args]
+    # Hydra's parser wants its flags before the overrides: `run a=1 -m b=2,3` means `run -m a=1 b=2,3`
+    flags = [a for a in args if a in ("-m", "--multirun")]
+    sys.argv = ["situate run", *flags, *[a for a in args if a not in flags]]
     app.main()
     return 0
 
