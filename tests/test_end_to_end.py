@@ -42,7 +42,13 @@ def test_cookbook_sweep_tracks_four_runs(cookbook_dir: Path, tmp_path: Path):
 
     mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
     runs = mlflow.search_runs(experiment_names=["e2e"], output_format="list")
+    parents = [r for r in runs if r.data.tags.get("sweep") == "true"]
+    assert len(parents) == 1 and parents[0].info.status == "FINISHED"
+    (parent,) = parents
+    assert parent.data.metrics["jobs"] == 4 and parent.data.metrics["jobs_failed"] == 0
+    runs = [r for r in runs if r is not parent]
     assert len(runs) == 4
+    assert all(r.data.tags["mlflow.parentRunId"] == parent.info.run_id for r in runs)
     run = next(
         r for r in runs if r.data.tags["context"] == "replay" and r.data.tags["fusion"] == "rrf"
     )

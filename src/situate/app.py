@@ -19,7 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 from situate.errors import SituateError, SituateExit
 from situate.pipeline import Pipeline, RunResult
 from situate.tracking.base import flatten
-from situate.tracking.summary import GROUPS, LLM_GROUPS, RESULT_FILE
+from situate.tracking.summary import GROUPS, LLM_GROUPS, RESULT_FILE, parent_run_id
 
 log = logging.getLogger("situate")
 CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")
@@ -124,7 +124,8 @@ def run_job(cfg: DictConfig) -> dict:
     }
     name = " ".join(overrides) or " ".join(f"{g}={choices[g]}" for g in ("context", "fusion"))
     try:
-        with tracker.run(name, params, tags) as run_id:
+        parent = parent_run_id(hc.sweep.dir) if hc.mode == RunMode.MULTIRUN else None
+        with tracker.run(name, params, tags, parent_run_id=parent) as run_id:
             row["run_id"] = run_id
             result = build_pipeline(cfg).run()
             tracker.log_metrics(result.metrics)

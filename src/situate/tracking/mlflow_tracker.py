@@ -65,11 +65,28 @@ class MlflowTracker:
                 raise
             return exp.experiment_id
 
+    def start_parent(self, name: str, tags: Mapping[str, str]) -> str:
+        """Open the parent run of a sweep (its jobs are nested under it); return its id."""
+        mlflow = self._client()
+        run = mlflow.MlflowClient().create_run(self.prepare(), run_name=name, tags=dict(tags))
+        return run.info.run_id
+
+    def end_parent(self, run_id: str, metrics: Mapping[str, float], text_artifacts: Mapping[str, str], failed: bool) -> None:
+        client = self._client().MlflowClient()
+        for key, value in metrics.items():
+            client.log_metric(run_id, key, float(value))
+        for name, text in text_artifacts.items():
+            client.log_text(run_id, text, name)
+        client.set_terminated(run_id, "FAILED" if failed else "FINISHED")
+
     @contextlib.contextmanager
-    def run(self, name: str, params: Mapping[str, Any], tags: Mapping[str, str]) -> Iterator[str]:
+    def run(
+        self, name: str, params: Mapping[str, Any], tags: Mapping[str, str], parent_run_id: str | None = None
+    ) -> Iterator[str]:
         mlflow = self._client()
         experiment_id = self.prepare()
-        active = mlflow.start_run(experiment_id=experiment_id, run_name=name, tags=dict(tags))
+        tags = {**tags, "mlflow.parentRunId": parent_run_id} if parent_run_id else dict(tags)
+        active = mlflow.start_run(experiment_id=experiment_id, run_name=name, tags=tags)
         status = "FAILED"
         try:
             mlflow.log_params({k: _cut(str(v)) for k, v in params.items()})

@@ -6,6 +6,7 @@ the callback reads them back, so the table is the same with every launcher.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 RESULT_FILE = "result.json"
+PARENT_FILE = "parent_run_id"  # in the sweep folder: the MLflow run the sweep's jobs nest under
 GROUPS = ("dataset", "chunker", "context", "embedder", "dense", "sparse", "fusion", "reranker")
 LLM_GROUPS = ("prompt", "llm")  # meaningful only with context=llm
 
@@ -25,23 +27,54 @@ class ResultsTable(Callback):
         _prepare_tracking(config)
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        _prepare_tracking(config)
+        tracker = _prepare_tracking(config)
+        if tracker is None:
+            return
+        sweep = Path(config.hydra.sweep.dir)
+        params = {str(k): str(v) for k, v in (config.hydra.sweeper.get("params") or {}).items()}
+        overrides = " ".join(config.hydra.overrides.task)
+        tags = {"sweep": "true", "sweep_dir": str(sweep), "overrides": overrides, **{f"sweep.{k}": v for k, v in params.items()}}
+        parent = tracker.start_parent(f"sweep {overrides or sweep.name}", tags)
+        if parent:
+            sweep.mkdir(parents=True, exist_ok=True)
+            (sweep / PARENT_FILE).write_text(parent)
 
     def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
         print_results(sorted(Path(config.hydra.run.dir).glob(RESULT_FILE)))
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        print_results(
-            sorted(Path(config.hydra.sweep.dir).glob(f"*/{RESULT_FILE}"), key=_job_number)
-        )
+        sweep = Path(config.hydra.sweep.dir)
+        files = sorted(sweep.glob(f"*/{RESULT_FILE}"), key=_job_number)
+        table = print_results(files)
+        parent_file = sweep / PARENT_FILE
+        if parent_file.exists() and config.get("tracking") is not None:
+            from hydra.utils import instantiate
+
+            rows = [json.loads(f.read_text()) for f in files]
+            failed = sum(1 for r in rows if r.get("error"))
+            instantiate(config.tracking).end_parent(
+                parent_file.read_text().strip(),
+                {"jobs": len(rows), "jobs_failed": failed},
+                {"results.txt": table or ""},
+                failed=failed > 0,
+            )
 
 
-def _prepare_tracking(config: DictConfig) -> None:
+def _prepare_tracking(config: DictConfig):
     """Create the MLflow store before any job starts (parallel jobs would race to migrate it)."""
     from hydra.utils import instantiate
 
-    if config.get("tracking") is not None:
-        instantiate(config.tracking).prepare()
+    if config.get("tracking") is None:
+        return None
+    tracker = instantiate(config.tracking)
+    tracker.prepare()
+    return tracker
+
+
+def parent_run_id(sweep_dir: str | Path) -> str | None:
+    """The parent run of the sweep in ``sweep_dir``, if one was opened."""
+    f = Path(sweep_dir) / PARENT_FILE
+    return f.read_text().strip() if f.exists() else None
 
 
 def _job_number(path: Path) -> int:
@@ -51,10 +84,11 @@ def _job_number(path: Path) -> int:
         return 0
 
 
-def print_results(files: list[Path]) -> None:
+def print_results(files: list[Path]) -> str | None:
+    """Print the results table; return it as plain text (for the sweep's parent run)."""
     rows = [json.loads(f.read_text()) for f in files]
     if not rows:
-        return
+        return None
     from rich.table import Table
 
     from situate.console import console
@@ -82,3 +116,8 @@ def print_results(files: list[Path]) -> None:
             cells += [f"{m['mrr']:.3f}", r.get("run_id") or "-"]
         table.add_row(*[str(r["choices"].get(g, "")) for g in varying], *cells)
     console().print(table)
+    from rich.console import Console
+
+    plain = Console(width=200, record=True, file=io.StringIO(), color_system=None)
+    plain.print(table)
+    return plain.export_text()
