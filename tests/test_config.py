@@ -9,9 +9,10 @@ from hydra.utils import instantiate
 
 from situate.cli import CONF_DIR, compose
 
-STAGE_GROUPS = sorted(
-    p.name for p in CONF_DIR.iterdir() if p.is_dir() and p.name not in ("experiment", "local")
-)
+# Groups whose options are not a stage object: presets that set other groups (@package _global_),
+# machine-local settings, and plain data.
+NOT_STAGES = ("experiment", "arm", "local", "estimate")
+STAGE_GROUPS = sorted(p.name for p in CONF_DIR.iterdir() if p.is_dir() and p.name not in NOT_STAGES)
 # Options whose data path is mandatory (`???`) get a placeholder; loaders read files only in load().
 REQUIRED = {
     "dataset/squad": ["dataset.path=/data/train.json"],
@@ -58,6 +59,13 @@ def test_experiment_presets_compose(experiment: str, tmp_path: Path):
     assert cfg.study
     for group in STAGE_GROUPS:
         instantiate(cfg[group]) if group not in ("dataset",) else None
+
+
+@pytest.mark.parametrize("arm", sorted(p.stem for p in (CONF_DIR / "arm").glob("*.yaml")))
+def test_arms_compose_and_instantiate(arm: str, tmp_path: Path):
+    cfg = compose([f"arm={arm}", f"output_dir={tmp_path}"])
+    for group in ("context", "fusion", "reranker"):
+        assert instantiate(cfg[group]) is not None
 
 
 def test_default_config_is_the_offline_cookbook_run():

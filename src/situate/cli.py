@@ -26,6 +26,10 @@ verbs:
                       source offsets and contexts
   chunks [group=option ...]
                       list chunk ids, offsets and the first 90 characters (to write gold)
+  estimate [group=option ...]
+                      before spending: calls, tokens and cost of contextualizing a dataset with
+                      an llm (with and without caching, with batches), or a synthetic shape
+                      (estimate=seed_shape), with the arithmetic behind every figure
   contexts show|export [group=option ...] [--limit N] [--out FILE]
                       print (or write as JSON Lines) the contexts of a config with their token
                       usage; LLM contexts come from the store only: nothing is spent
@@ -53,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         "index": _index,
         "search": _search,
         "chunks": _chunks,
+        "estimate": _estimate,
         "contexts": _contexts,
         "emulate": _emulate,
         "data": _data,
@@ -297,6 +302,12 @@ def _contexts(args: list[str]) -> int:
         table.add_row(c.chunk_id, shown, str(u.input_uncached), str(u.cache_write), str(u.cache_read), str(u.output))
     console().print(table)
     return 0
+
+
+def _estimate(args: list[str]) -> int:
+    from situate.estimate_cli import main as estimate
+
+    return estimate(args)
 
 
 def _emulate(args: list[str]) -> int:

@@ -11,9 +11,19 @@ class NoTracker:
     def prepare(self) -> None:
         pass
 
+    def start_parent(self, name: str, tags: Mapping[str, str]) -> None:
+        return None
+
+    def end_parent(self, run_id, metrics, text_artifacts, failed) -> None:
+        pass
+
     @contextlib.contextmanager
     def run(
-        self, name: str, params: Mapping[str, Any], tags: Mapping[str, str]
+        self,
+        name: str,
+        params: Mapping[str, Any],
+        tags: Mapping[str, str],
+        parent_run_id: str | None = None,
     ) -> Iterator[str | None]:
         yield None
 

