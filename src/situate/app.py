@@ -44,7 +44,12 @@ def build_pipeline(cfg: DictConfig) -> Pipeline:
     """Instantiate every stage of ``cfg`` (each group's ``_target_``)."""
     stages = ("dataset", "chunker", "context", "embedder", "dense", "sparse", "fusion", "reranker")
     built = {g: instantiate_stage(cfg, g) for g in stages}
-    return Pipeline(**built, evaluator=instantiate_stage(cfg, "eval"), cache_dir=cfg.cache_dir)
+    return Pipeline(
+        **built,
+        evaluator=instantiate_stage(cfg, "eval"),
+        cache_dir=cfg.cache_dir,
+        price_book=instantiate_stage(cfg, "pricing") if cfg.get("pricing") else None,
+    )
 
 
 def git_commit() -> str:
@@ -91,6 +96,8 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
                 + [f"{r.recall[k]:.4f}" for k in ks]
                 + [f"{r.passed[k]:.4f}" for k in ks]
             )
+    if result.costs is not None and result.costs.per_call:
+        (folder / "llm_calls.json").write_text(json.dumps(result.costs.per_call, indent=1))
     flagged = [
         {"chunk_id": f.chunk_id, "context": f.context, "not_in_document": list(f.unsupported)}
         for f in result.flags

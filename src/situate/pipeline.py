@@ -16,11 +16,13 @@ import numpy as np
 from situate.chunking.base import Chunker
 from situate.contexts.audit import Flag, audit
 from situate.contexts.base import Contextualizer
+from situate.costs import RunCosts, billed_embedding, billed_rerank, context_costs
 from situate.datasets.base import DatasetLoader
 from situate.dense.base import DenseIndex
 from situate.embedding.base import CachedEmbeddings, Embedder
 from situate.evaluation.evaluate import Evaluation, Evaluator
 from situate.fusion.base import Fusion
+from situate.pricing import PriceBook
 from situate.progress import progress_bar
 from situate.rankings import Rankings
 from situate.records import Chunk, Context, Corpus
@@ -41,6 +43,7 @@ class RunResult:
     timings: dict[str, float] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     flags: list[Flag] = field(default_factory=list)  # contexts naming things their document lacks
+    costs: RunCosts | None = None
 
     @property
     def metrics(self) -> dict[str, float]:
@@ -66,10 +69,12 @@ class Pipeline:
         reranker: Reranker,
         evaluator: Evaluator,
         cache_dir: str | Path,
+        price_book: PriceBook | None = None,
     ):
         self.dataset, self.chunker, self.context = dataset, chunker, context
         self.embedder, self.dense, self.sparse = embedder, dense, sparse
         self.fusion, self.reranker, self.evaluator = fusion, reranker, evaluator
+        self.price_book = price_book
         self.cache = DirectoryCache(Path(cache_dir) / "index")
         self.embeddings = CachedEmbeddings(
             embedder, BlobStore(Path(cache_dir) / "embeddings.sqlite", "embeddings")
@@ -139,9 +144,10 @@ class Pipeline:
         timings: dict[str, float] = {}
         corpus, chunks, contexts = self.prepare(timings)
         self.build_indexes(chunks, contexts, set(self.fusion.needs), timings)
-        ranked, latency = self.searcher(chunks, contexts).search_all(
-            [q.text for q in corpus.questions]
-        )
+        index_tokens = getattr(self.embedder, "tokens_used", 0)
+        queries = [q.text for q in corpus.questions]
+        ranked, latency = self.searcher(chunks, contexts).search_all(queries)
+        costs = self.costs(corpus, index_tokens)
         timings["query_seconds"] = float(latency.total.sum())
         timings["rerank_seconds"] = float(latency.rerank.sum())
         timings["query_p50_ms"] = float(np.percentile(latency.total, 50) * 1000)
@@ -158,7 +164,35 @@ class Pipeline:
         with_context = sum(1 for x in contexts if x.text)
         if with_context:
             timings["contexts_flagged_share"] = len(flags) / with_context
-        return RunResult(corpus, chunks, contexts, ranked, evaluation, timings, counts, flags)
+        if costs is not None:
+            timings.update(
+                costs.metrics(self._document_tokens(corpus, costs), len(corpus.questions))
+            )
+        return RunResult(
+            corpus, chunks, contexts, ranked, evaluation, timings, counts, flags, costs
+        )
+
+    def costs(self, corpus: Corpus, index_tokens: int) -> RunCosts | None:
+        """USD this run paid, by stage (None without a price book)."""
+        if self.price_book is None:
+            return None
+        costs = RunCosts()
+        context_costs(self.price_book, self.context, costs)
+        query_tokens = getattr(self.embedder, "tokens_used", 0) - index_tokens
+        costs.embedding_index = billed_embedding(self.price_book, self.embedder, index_tokens)
+        costs.embedding_query = billed_embedding(self.price_book, self.embedder, query_tokens)
+        costs.rerank = billed_rerank(self.price_book, self.reranker)
+        return costs
+
+    @staticmethod
+    def _document_tokens(corpus: Corpus, costs: RunCosts) -> int:
+        """Tokens of the documents contextualized in this run (local WordPiece count)."""
+        if not costs.per_document:
+            return 0
+        from situate.estimate import token_counter
+
+        count, _ = token_counter(None, "local")
+        return sum(count([corpus.document(d).text for d in costs.per_document]))
 
     def _dense_index(self, texts: list[str]) -> Path:
         ident = (self.embedder.identity(), self.dense.identity(), texts_hash(texts))
