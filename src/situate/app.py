@@ -108,6 +108,24 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
         for c, x in list(zip(result.chunks, result.contexts, strict=True))[:25]
     ]
     (folder / "contexts_sample.json").write_text(json.dumps(sample, indent=1, ensure_ascii=False))
+    if any(
+        x.text for x in result.contexts
+    ):  # every context, for reports (which ones flipped a question)
+        with open(folder / "contexts.jsonl", "w", encoding="utf-8") as f:
+            for c, x in zip(result.chunks, result.contexts, strict=True):
+                f.write(
+                    json.dumps(
+                        {
+                            "chunk_id": c.chunk_id,
+                            "doc_id": c.doc_id,
+                            "start": c.start,
+                            "end": c.end,
+                            "context": x.text,
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                )
 
 
 def run_job(cfg: DictConfig) -> dict:
