@@ -12,7 +12,7 @@ QUIET_PIP := grep -v -e "is ignored: it is neither a file nor a directory" -e "^
 # pyserini only carries Anserini's Lucene jar for sparse=pyserini; its Python dependencies are not needed.
 PYSERINI := pyserini==1.6.0
 
-.PHONY: help install run test lint format mlflow-ui clean-cache
+.PHONY: help install run sweep test lint format mlflow-ui clean-cache
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
@@ -31,6 +31,9 @@ $(STAMP): pyproject.toml
 
 run: install ## Offline quickstart on the cookbook set: plain vs contextual chunks, dense vs hybrid
 	$(BIN)/situate run experiment=quickstart
+
+sweep: install ## The replication study: Anthropic's four rows on the cookbook set (offline)
+	$(BIN)/situate run experiment=cookbook_replication
 
 test: install ## Run the test suite
 	$(BIN)/pytest -q
