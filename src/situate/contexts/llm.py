@@ -145,6 +145,7 @@ class LLMContext(Placement):
         return [stored.get(k) for k in keys]
 
     def contextualize(self, corpus: Corpus, chunks: list[Chunk]) -> list[Context]:
+        self.calls, self.failures, self.stats = [], [], {}  # this run's, not a previous run's
         by_doc, windows, rendered, keys = self.plan(corpus, chunks)
         stored = self.store.get_many(list(dict.fromkeys(keys)))
         first_row_of_key = {k: row for row, k in reversed(list(enumerate(keys)))}

@@ -24,6 +24,9 @@ requests, whatever the rates. Kinds:
 ``slow``            the real answer, after sleeping ``Faults.slow_seconds``
 
 Unrouted paths (404/405) never get faults.
+
+Routes are exact paths, or templates with ``{name}`` segments (``/v1/messages/batches/{id}``)
+whose values the handler reads from ``Request.params``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+import re
 import socket
 import struct
 import threading
@@ -106,6 +110,7 @@ class Request:
     query: dict[str, list[str]]
     headers: dict[str, str]  # lower-case names
     raw_body: bytes
+    params: dict[str, str] = field(default_factory=dict)  # {name} segments of a templated route
 
     def json(self):
         """The body parsed as JSON (``ValueError`` when it is not JSON)."""
@@ -146,6 +151,12 @@ class RecordedRequest:
 Handler = Callable[[Request], Response]
 
 
+def check_loopback(host: str) -> None:
+    """``ValueError`` unless ``host`` is a loopback address: emulators never listen elsewhere."""
+    if not host.startswith("127.") and host not in ("localhost", "::1"):
+        raise ValueError(f"emulators listen on loopback only, not {host}")
+
+
 class EmulatorServer:
     """Generic threaded HTTP server with routing by (method, path), a log and fault injection.
 
@@ -155,18 +166,22 @@ class EmulatorServer:
         Random fault rates; ``None`` is no faults.
     host : str
         Always a loopback address; the default is 127.0.0.1.
+    port : int
+        0 (the default) for an ephemeral port; may also be set as ``server.port`` before
+        :meth:`start`.
     """
 
     name = "emulator"
 
-    def __init__(self, faults: Faults | None = None, host: str = "127.0.0.1"):
-        if not host.startswith("127.") and host not in ("localhost", "::1"):
-            raise ValueError(f"emulators listen on loopback only, not {host}")
+    def __init__(self, faults: Faults | None = None, host: str = "127.0.0.1", port: int = 0):
+        check_loopback(host)
         self.host = host
+        self.port = port
         self.faults = faults or Faults()
         self.faults.rates()  # validate now
         self._rng = random.Random(self.faults.seed)
         self._routes: dict[tuple[str, str], Handler] = {}
+        self._templates: list[tuple[str, re.Pattern[str], Handler]] = []
         self._queued: list[str] = []
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
@@ -176,7 +191,31 @@ class EmulatorServer:
 
     # routing -------------------------------------------------------------------------------
     def route(self, method: str, path: str, handler: Handler) -> None:
-        self._routes[(method.upper(), path)] = handler
+        """Serve ``method path`` with ``handler``; ``{name}`` segments match one path segment."""
+        if "{" not in path:
+            self._routes[(method.upper(), path)] = handler
+            return
+        pattern = "".join(
+            f"(?P<{part[1:-1]}>[^/]+)"
+            if part.startswith("{") and part.endswith("}")
+            else re.escape(part)
+            for part in re.split(r"(\{\w+\})", path)
+        )
+        self._templates.append((method.upper(), re.compile(f"^{pattern}$"), handler))
+
+    def _find_route(self, method: str, path: str) -> tuple[Handler | None, dict[str, str], bool]:
+        """(handler, template params, whether any method serves ``path``)."""
+        handler = self._routes.get((method, path))
+        if handler is not None:
+            return handler, {}, True
+        known = any(p == path for _, p in self._routes)
+        for m, regex, h in self._templates:
+            match = regex.match(path)
+            if match:
+                if m == method:
+                    return h, match.groupdict(), True
+                known = True
+        return None, {}, known
 
     def error_body(self, status: int, message: str, kind: str) -> dict:
         """The JSON body of an error in this provider's shape; ``kind`` names the error.
@@ -271,9 +310,9 @@ class EmulatorServer:
     def _dispatch(self, req: Request) -> tuple[Response | None, RecordedRequest]:
         """The response to send, or ``None`` to reset the connection."""
         rec = self._record(req)
-        handler = self._routes.get((req.method, req.path))
+        handler, req.params, known = self._find_route(req.method, req.path)
         if handler is None:
-            if any(p == req.path for _, p in self._routes):
+            if known:
                 resp = self.error(
                     405, f"Method {req.method} not allowed for {req.path}", "method_not_allowed"
                 )
@@ -318,7 +357,7 @@ class EmulatorServer:
             def handle_error(self, request, client_address) -> None:
                 pass  # a client that went away mid-request is not the emulator's problem
 
-        self._httpd = _Server((self.host, 0), _Handler)
+        self._httpd = _Server((self.host, self.port), _Handler)
         port = self._httpd.server_address[1]
         host = f"[{self.host}]" if ":" in self.host else self.host
         self.url = f"http://{host}:{port}"

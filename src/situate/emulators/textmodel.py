@@ -92,3 +92,95 @@ def overlap_relevance(query: str, document: str) -> float:
     coverage = len(q.intersection(hits)) / len(q)
     density = len(hits) / len(d)
     return float(coverage * (0.9 + 0.1 * density))
+
+
+# -- a stand-in for an LLM that writes chunk contexts ------------------------------------------
+
+_TAGGED = re.compile(r"<([A-Za-z][\w-]*)>\s*(.*?)\s*</\1>", re.S)
+_STOPWORDS = frozenset(
+    _WORD.findall(
+        """
+        a about above after again against all also am an and any are as at be because been before
+        being below between both but by can could did do does doing down during each few for from
+        further had has have having he her here hers him his how i if in into is it its itself just
+        me more most my no nor not now of off on once only or other our ours out over own same she
+        should so some such than that the their theirs them then there these they this those
+        through to too under until up very was we were what when where which while who whom why
+        will with would you your yours one two also may might must shall use used using via per etc
+        """
+    )
+)
+
+
+def tagged(text: str, tag: str) -> str | None:
+    """The content of the first ``<tag>...</tag>`` in ``text``, or None."""
+    for name, content in _TAGGED.findall(text):
+        if name == tag:
+            return content
+    return None
+
+
+def excerpt_of(text: str) -> str:
+    """The part of a request block a context is about: the last tagged block other than
+    ``<document>`` (``<chunk>``, ``<excerpt>``...), else the whole text."""
+    blocks = [content for name, content in _TAGGED.findall(text) if name != "document"]
+    return blocks[-1] if blocks else text
+
+
+def title_of(document: str, max_chars: int = 80) -> str:
+    """A document's title: the first non-empty line of its ``<document>`` content (or of the
+    whole text), without Markdown markers, cut at a word boundary."""
+    body = tagged(document, "document") or document
+    for line in body.splitlines():
+        line = re.sub(r"</?[A-Za-z][\w-]*>", " ", line)  # markup tags, not their content
+        line = " ".join(line.split()).lstrip("#*>-= ").rstrip(":").strip()
+        if line:
+            if len(line) > max_chars:
+                line = line[:max_chars].rsplit(" ", 1)[0].rstrip(",;:") + "..."
+            return line
+    return "this document"
+
+
+def distinctive_terms(excerpt: str, document: str, k: int = 5) -> list[str]:
+    """The ``k`` words that best tell ``excerpt`` apart within ``document``: the share of a
+    word's occurrences in the document that fall in the excerpt, times ``log(1 + tf)`` in the
+    excerpt (a word found only there, and often, ranks first); stopwords, numbers and words
+    under 3 letters left out; ties go to the earlier word."""
+    doc_counts = Counter(words(document))
+    order: dict[str, int] = {}
+    tf: Counter = Counter()
+    for w in words(excerpt):
+        if len(w) < 3 or w in _STOPWORDS or w.isdigit():
+            continue
+        order.setdefault(w, len(order))
+        tf[w] += 1
+
+    def score(w: str) -> float:
+        return tf[w] / max(tf[w], doc_counts[w]) * math.log(1 + tf[w])
+
+    return sorted(tf, key=lambda w: (-score(w), order[w]))[:k]
+
+
+def join_terms(terms: list[str]) -> str:
+    if not terms:
+        return "this part of the document"
+    return terms[0] if len(terms) == 1 else f"{', '.join(terms[:-1])} and {terms[-1]}"
+
+
+def situating_answer(document: str, request: str, prefill: str = "") -> str:
+    """A deterministic chunk context: ``This chunk is from <title>; it covers <terms>.``
+
+    ``document`` is the cached document block (its ``<document>`` content when tagged),
+    ``request`` the block holding the chunk (its last tagged block other than ``<document>``).
+    With ``prefill`` (the start of the answer, already written) the return value is only its
+    continuation, as the APIs return it.
+    """
+    terms = join_terms(
+        distinctive_terms(excerpt_of(request), tagged(document, "document") or document)
+    )
+    answer = f"This chunk is from {title_of(document)}; it covers {terms}."
+    if not prefill:
+        return answer
+    if answer.startswith(prefill) and len(answer) > len(prefill):
+        return answer[len(prefill) :]
+    return f" {terms}."

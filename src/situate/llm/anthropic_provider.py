@@ -19,6 +19,15 @@ from situate.records import Usage
 TTLS = ("5m", "1h")
 
 
+def sdk_has_sampling_params() -> bool:
+    """Whether the installed SDK's ``messages.create`` still takes ``temperature`` (before 2.0)."""
+    import inspect
+
+    from anthropic.resources.messages import Messages
+
+    return "temperature" in inspect.signature(Messages.create).parameters
+
+
 class AnthropicProvider:
     """Claude Messages API.
 
@@ -27,7 +36,9 @@ class AnthropicProvider:
     model : str
         API model id (``claude-haiku-4-5``).
     temperature : float
-        Sampling temperature (0 for reproducible contexts).
+        Sampling temperature (0 for reproducible contexts). Sent only with an ``anthropic`` SDK
+        that still has sampling parameters (before 2.0, API version 2023-06-01): SDK 2.x sends
+        API version 2026-10-21, which refuses ``temperature`` with 400 whatever its value.
     cache_ttl : {"5m", "1h"}
         Lifetime of the cached document prefix.
     min_cacheable_tokens : int
@@ -85,6 +96,7 @@ class AnthropicProvider:
         self.timeout = timeout
         self.batch_poll_seconds = batch_poll_seconds
         self._client = None
+        self._sampling: bool | None = None
 
     def identity(self) -> dict:
         return {
@@ -119,12 +131,11 @@ class AnthropicProvider:
         messages = [{"role": "user", "content": content}]
         if request.answer_prefix:
             messages.append({"role": "assistant", "content": request.answer_prefix})
-        params = {
-            "model": self.model,
-            "max_tokens": request.max_tokens,
-            "temperature": self.temperature,
-            "messages": messages,
-        }
+        params = {"model": self.model, "max_tokens": request.max_tokens, "messages": messages}
+        if self._sampling is None:
+            self._sampling = sdk_has_sampling_params()
+        if self._sampling:
+            params["temperature"] = self.temperature
         if request.system:
             params["system"] = request.system
         if self.thinking:
@@ -171,10 +182,13 @@ class AnthropicProvider:
         return False, None
 
     def count_tokens(self, text: str) -> int:
-        """Exact count from the API's token-counting endpoint."""
-        result = self.client().messages.count_tokens(
-            model=self.model, messages=[{"role": "user", "content": text}]
-        )
+        """Exact count from the API's token-counting endpoint (retried like a completion)."""
+        result, _ = with_retries(
+            lambda: self.client().messages.count_tokens(
+                model=self.model, messages=[{"role": "user", "content": text}]
+            ),
+            self._retryable, self.max_retries, self.backoff_base, self.backoff_max,
+        )  # fmt: skip
         return result.input_tokens
 
     def complete_batch(self, requests: list[LLMRequest]) -> list[LLMResponse | Exception]:
@@ -198,7 +212,11 @@ class AnthropicProvider:
             requests
         )
         seconds = time.perf_counter() - t
-        for entry in client.messages.batches.results(batch_id):
+        entries, _ = with_retries(
+            lambda: list(client.messages.batches.results(batch_id)),
+            self._retryable, self.max_retries, self.backoff_base, self.backoff_max,
+        )  # fmt: skip
+        for entry in entries:
             i = int(entry.custom_id[1:])
             if entry.result.type == "succeeded":
                 out[i] = self._response(entry.result.message, requests[i], seconds, 0, batch=True)

@@ -1,0 +1,120 @@
+"""``situate emulate {anthropic,openai,cohere}``: serve a provider emulator until Ctrl-C.
+
+Prints one line with the config override and the key to export, e.g.::
+
+    llm.base_url=http://127.0.0.1:8765  export ANTHROPIC_API_KEY=sk-ant-emulator
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+
+from situate.emulators.server import FAULT_KINDS, EmulatorServer, Faults, check_loopback
+
+PROVIDERS = ("anthropic", "openai", "cohere")
+DEFAULT_FAULTS = "429_retry_after,529,500,reset"  # 529 is Anthropic's "overloaded" only
+KEYS = {
+    "anthropic": ("ANTHROPIC_API_KEY", "sk-ant-emulator"),
+    "openai": ("OPENAI_API_KEY", "sk-emulator"),
+    "cohere": ("CO_API_KEY", "co-emulator"),
+}
+
+
+def build(provider: str, faults: Faults, ttft: float, host: str, port: int) -> EmulatorServer:
+    """The emulator of ``provider``, not started yet."""
+    key = KEYS[provider][1]
+    if provider == "anthropic":
+        from situate.emulators.anthropic_api import AnthropicEmulator
+
+        return AnthropicEmulator(api_key=key, faults=faults, ttft=ttft, host=host, port=port)
+    if provider == "openai":
+        from situate.emulators.openai_chat import OpenAIChatEmulator
+
+        return OpenAIChatEmulator(api_key=key, faults=faults, ttft=ttft, host=host, port=port)
+    from situate.emulators.cohere_api import CohereEmulator
+
+    server = CohereEmulator(api_key=key, faults=faults)
+    server.host, server.port = host, port
+    return server
+
+
+def usage_line(provider: str, url: str) -> str:
+    """The override to pass to ``situate run`` and the key to export."""
+    env, key = KEYS[provider]
+    if provider == "anthropic":
+        override = f"llm.base_url={url}"
+    elif provider == "openai":
+        override = f"llm.base_url={url}/v1 embedder.base_url={url}/v1"
+    else:
+        override = f"embedder.base_url={url} reranker.base_url={url}"
+    return f"{override}  export {env}={key}"
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="situate emulate",
+        description="Serve a local emulator of a provider's API (token accounting, prompt "
+        "caching, injected faults) until Ctrl-C.",
+    )
+    parser.add_argument("provider", choices=PROVIDERS)
+    parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    parser.add_argument("--host", default="127.0.0.1", help="loopback address (127.0.0.1)")
+    parser.add_argument(
+        "--fault-rate", type=float, default=0.0, help="share of requests answered with a fault"
+    )
+    parser.add_argument(
+        "--faults",
+        default=None,
+        help="comma-separated kinds the fault rate is split over (default: "
+        "429_retry_after,529,500,reset for anthropic, the same without 529 for the others); "
+        f"known: {','.join(FAULT_KINDS)}",
+    )
+    parser.add_argument(
+        "--retry-after", default="1", help="retry-after header of 429_retry_after faults (seconds)"
+    )
+    parser.add_argument(
+        "--ttft", type=float, default=0.2, help="seconds to first token (LLM emulators)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the fault draws")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    args = parse(argv)
+    default = DEFAULT_FAULTS if args.provider == "anthropic" else DEFAULT_FAULTS.replace(",529", "")
+    kinds = tuple(k.strip() for k in (args.faults or default).split(",") if k.strip())
+    try:
+        check_loopback(args.host)
+        if not 0.0 <= args.fault_rate <= 1.0:
+            raise ValueError(f"--fault-rate {args.fault_rate} must be within 0..1")
+        if not 0 <= args.port <= 65535:
+            raise ValueError(f"--port {args.port} must be within 0..65535")
+        if args.ttft < 0:
+            raise ValueError(f"--ttft {args.ttft} must be >= 0")
+        faults = (
+            Faults.uniform(args.fault_rate, kinds, seed=args.seed, retry_after=args.retry_after)
+            if kinds
+            else Faults(seed=args.seed)
+        )
+        server = build(args.provider, faults, args.ttft, args.host, args.port)
+        url = server.start()
+    except (ValueError, OSError) as e:
+        print(f"situate emulate: {e}", file=sys.stderr)
+        return 2
+    print(usage_line(args.provider, url), flush=True)
+    stop = threading.Event()
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set()) if main_thread else None
+    try:
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+        server.stop()
+    return 0
