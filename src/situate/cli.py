@@ -26,6 +26,10 @@ verbs:
                       source offsets and contexts
   chunks [group=option ...]
                       list chunk ids, offsets and the first 90 characters (to write gold)
+  report [group=option ...] [--all-runs] [--out DIR] [--permutations N]
+                      compare a study's latest sweep (or every finished run) with its
+                      baseline: outputs/reports/<study>/index.html (self-contained) and report.md
+                      e.g. situate report experiment=cookbook_replication
   estimate [group=option ...]
                       before spending: calls, tokens and cost of contextualizing a dataset with
                       an llm (with and without caching, with batches), or a synthetic shape
@@ -57,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         "index": _index,
         "search": _search,
         "chunks": _chunks,
+        "report": _report,
         "estimate": _estimate,
         "contexts": _contexts,
         "emulate": _emulate,
@@ -302,6 +307,12 @@ def _contexts(args: list[str]) -> int:
         table.add_row(c.chunk_id, shown, str(u.input_uncached), str(u.cache_write), str(u.cache_read), str(u.output))
     console().print(table)
     return 0
+
+
+def _report(args: list[str]) -> int:
+    from situate.report.cli import main as report
+
+    return report(args)
 
 
 def _estimate(args: list[str]) -> int:

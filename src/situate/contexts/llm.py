@@ -22,9 +22,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from situate.contexts.base import Placement
+from situate.contexts.budget import Budget
 from situate.contexts.prompts import PromptVariant, RenderedPrompt
 from situate.errors import SituateError
 from situate.llm.base import LLMCallFailed, LLMProvider, LLMRequest, LLMResponse
+from situate.pricing import PriceBook
 from situate.progress import progress_bar
 from situate.records import Chunk, Context, Corpus, Document, Usage
 from situate.store import BlobStore, content_hash
@@ -106,6 +108,8 @@ class LLMContext(Placement):
         concurrency: int = 4,
         first_call_alone: bool = True,
         batch: bool = False,
+        budget_usd: float | None = None,
+        pricing: PriceBook | None = None,
         placement: str = "after",
         separator: str = "\n\n",
         apply_to: Sequence[str] = ("dense", "sparse", "rerank"),
@@ -116,6 +120,13 @@ class LLMContext(Placement):
         self.prompt = prompt
         self.llm = llm
         self.store = ContextStore(store)
+        if budget_usd is not None and pricing is None:
+            raise SituateError(
+                "context.budget_usd needs prices: keep `pricing` in the config (conf/pricing/)"
+            )
+        self.budget_usd = budget_usd
+        self.pricing = pricing
+        self.budget: Budget | None = None
         self.concurrency = concurrency
         self.first_call_alone = first_call_alone
         self.batch = batch
@@ -124,7 +135,9 @@ class LLMContext(Placement):
         self.stats: dict[str, float] = {}
         self._lock = threading.Lock()
 
-    def plan(self, corpus: Corpus, chunks: list[Chunk]) -> tuple[dict[str, list[int]], dict, list[RenderedPrompt], list[str]]:
+    def plan(
+        self, corpus: Corpus, chunks: list[Chunk]
+    ) -> tuple[dict[str, list[int]], dict, list[RenderedPrompt], list[str]]:
         """Group chunks by document, render every prompt and its store key (no call is made)."""
         self.prompt.prepare(corpus.documents)
         by_doc: dict[str, list[int]] = defaultdict(list)
@@ -134,7 +147,10 @@ class LLMContext(Placement):
             doc_id: self._document_text(corpus.document(doc_id), [chunks[r] for r in rows])
             for doc_id, rows in by_doc.items()
         }
-        rendered = [self.prompt.render(corpus.document(c.doc_id), c, windows[c.doc_id].get(c.index)) for c in chunks]
+        rendered = [
+            self.prompt.render(corpus.document(c.doc_id), c, windows[c.doc_id].get(c.index))
+            for c in chunks
+        ]
         keys = [ContextStore.key(r, self.prompt, self.llm) for r in rendered]
         return by_doc, windows, rendered, keys
 
@@ -148,6 +164,7 @@ class LLMContext(Placement):
         self.calls, self.failures, self.stats = [], [], {}  # this run's, not a previous run's
         by_doc, windows, rendered, keys = self.plan(corpus, chunks)
         stored = self.store.get_many(list(dict.fromkeys(keys)))
+        self.budget = self._budget(stored)
         first_row_of_key = {k: row for row, k in reversed(list(enumerate(keys)))}
         todo = sorted(
             row for k, row in first_row_of_key.items() if k not in stored
@@ -169,6 +186,18 @@ class LLMContext(Placement):
                     if pending:
                         self._document(doc_id, pending, chunks, rendered, keys, stored, advance)
         self.stats = self._stats(time.perf_counter() - t, len(chunks) - len(todo), windows)
+        missing = sum(1 for k in set(keys) if k not in stored)
+        if self.budget is not None:
+            self.stats["budget_spent_usd"] = self.budget.spent
+            if self.budget.stopped:
+                self.stats["budget_stopped"] = 1.0
+                raise SituateError(
+                    f"context: budget reached: ${self.budget.spent:.4f} of context.budget_usd="
+                    f"{self.budget.limit:g} spent on this configuration's contexts and the next call "
+                    f"would cost up to ${self.budget.refused:.4f}; {missing} chunks have no context yet, "
+                    f"the {len(set(keys)) - missing} written are stored: rerun with a higher "
+                    "context.budget_usd to resume"
+                )
         if self.failures:
             chunk_id, error = self.failures[0]
             raise SituateError(
@@ -189,14 +218,22 @@ class LLMContext(Placement):
             request = LLMRequest(
                 r.document, r.prompt, self.prompt.max_tokens, answer_prefix=r.answer_prefix
             )
+            estimate = self.budget.estimate(request) if self.budget else 0.0
+            if self.budget and not self.budget.reserve(estimate):
+                advance(1)  # not sent: it would break the budget
+                return
             try:
                 response = self.llm.complete(request)
             except LLMCallFailed as e:
                 with self._lock:
                     self.failures.append((chunks[row].chunk_id, str(e)))
                     self.stats["llm_retries"] = self.stats.get("llm_retries", 0) + e.retries
+                if self.budget:
+                    self.budget.release(estimate)
                 advance(1)
                 return
+            if self.budget:
+                self.budget.settle(estimate, self._cost(response))
             self._keep(doc_id, keys[row], response, stored)
             advance(1)
 
@@ -226,7 +263,20 @@ class LLMContext(Placement):
             )
             for r in rows
         ]
-        for row, result in zip(rows, complete_batch(requests), strict=True):
+        if self.budget:  # reserve every batched call up front; those that don't fit are not sent
+            estimates = [self.budget.estimate(q) for q in requests]
+            sendable = [self.budget.reserve(e) for e in estimates]
+            advance(sendable.count(False))
+            rows = [r for r, ok in zip(rows, sendable, strict=True) if ok]
+            requests = [q for q, ok in zip(requests, sendable, strict=True) if ok]
+            estimates = [e for e, ok in zip(estimates, sendable, strict=True) if ok]
+            if not rows:
+                return
+        for i, (row, result) in enumerate(zip(rows, complete_batch(requests), strict=True)):
+            if self.budget:
+                self.budget.settle(
+                    estimates[i], self._cost(result) if isinstance(result, LLMResponse) else 0.0
+                )
             if isinstance(result, LLMResponse):
                 self._keep(doc_id, keys[row], result, stored)
             else:
@@ -242,6 +292,21 @@ class LLMContext(Placement):
         with self._lock:
             stored[key] = item
             self.calls.append((doc_id, response))
+
+    # -- the budget -------------------------------------------------------------------------
+
+    def _budget(self, stored: dict[str, StoredContext]) -> Budget | None:
+        """The cap for this run; stored contexts count at what they cost when written."""
+        if self.budget_usd is None:
+            return None
+        price = self.pricing.price(self.llm.model)
+        ttl = getattr(self.llm, "cache_ttl", "5m")
+        spent = sum(price.call_cost(s.usage, ttl=ttl, batch=s.batch).total for s in stored.values())
+        return Budget(self.budget_usd, price, ttl, spent)
+
+    def _cost(self, response: LLMResponse) -> float:
+        ttl = getattr(self.llm, "cache_ttl", "5m")
+        return self.budget.price.call_cost(response.usage, ttl=ttl, batch=response.batch).total
 
     # -- documents longer than the window ---------------------------------------------------
 

@@ -109,7 +109,8 @@ def print_results(files: list[Path]) -> str | None:
     for r in rows:
         m = r.get("metrics", {})
         if r.get("error"):
-            cells = ["failed"] * (2 * len(ks) + 1) + [r["error"]]
+            error = r["error"] if len(r["error"]) <= 70 else r["error"][:67] + "..."
+            cells = ["failed"] * (2 * len(ks) + 1) + [error]
         else:
             cells = [f"{100 * m[f'pass_at_{k}']:.1f}" for k in ks]
             cells += [f"{100 * m[f'recall_at_{k}']:.1f}" for k in ks]

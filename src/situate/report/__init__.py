@@ -1,0 +1,16 @@
+"""``situate report``: a study's runs from MLflow, compared with its baseline, as HTML and Markdown.
+
+- :mod:`situate.report.collect` loads a study (the latest sweep, or every finished run) and finds
+  its baseline run;
+- :mod:`situate.report.compare` computes per-configuration intervals, paired comparisons with the
+  baseline (Holm-corrected across the whole report) and the questions that flipped;
+- :mod:`situate.report.render` writes ``index.html`` (self-contained) and ``report.md``.
+"""
+
+from __future__ import annotations
+
+from situate.report.collect import RunData, Study, load_study
+from situate.report.compare import StudyComparison, compare_study
+from situate.report.render import write_report
+
+__all__ = ["RunData", "Study", "StudyComparison", "compare_study", "load_study", "write_report"]

@@ -1,0 +1,121 @@
+"""``situate report experiment=NAME [overrides] [--all-runs]``: a study's HTML and Markdown report."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from situate.errors import SituateError
+
+
+def main(args: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="situate report",
+        description=(
+            "Compare a study's runs (MLflow experiment `study`) with its baseline (config key "
+            "`baseline`) and write outputs/reports/<study>/index.html and report.md."
+        ),
+    )
+    parser.add_argument(
+        "overrides",
+        nargs="*",
+        help="the overrides of the study, e.g. experiment=cookbook_replication",
+    )
+    parser.add_argument(
+        "--all-runs",
+        action="store_true",
+        help="every FINISHED run of the study (newest of each configuration), not the latest sweep",
+    )
+    parser.add_argument(
+        "--out", default=None, help="folder to write to (default outputs/reports/<study>)"
+    )
+    parser.add_argument(
+        "--permutations",
+        type=int,
+        default=10_000,
+        help="randomization-test permutations and bootstrap resamples (default 10000)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
+    ns = parser.parse_args(args)
+    if ns.permutations < 100:
+        raise SituateError(f"report: --permutations {ns.permutations} is too few (use >= 100)")
+
+    from omegaconf import OmegaConf
+
+    from situate.cli import compose
+    from situate.report.collect import load_study
+    from situate.report.compare import compare_study
+    from situate.report.render import write_report
+
+    cfg = compose(ns.overrides)
+    study = str(cfg.study)
+    baseline = cfg.get("baseline")
+    baseline = OmegaConf.to_container(baseline, resolve=True) if baseline is not None else None
+    if baseline is not None and not isinstance(baseline, dict):
+        raise SituateError(
+            f"study {study}: baseline={baseline!r} must be a mapping of config groups to options, "
+            "e.g. baseline={arm:baseline}"
+        )
+    uri = tracking_uri(cfg, study)
+    data = load_study(study, baseline, uri, all_runs=ns.all_runs)
+    sc = compare_study(data, permutations=ns.permutations, seed=ns.seed)
+    out = Path(ns.out) if ns.out else Path(str(cfg.output_dir)) / "reports" / study
+    html, md = write_report(sc, out)
+    _summary(sc, html, md)
+    return 0
+
+
+def tracking_uri(cfg, study: str) -> str:
+    """The MLflow store of the config's tracker (``tracking=mlflow``)."""
+    if cfg.get("tracking") is None:
+        raise SituateError(f"study {study}: tracking is off; reports read MLflow (tracking=mlflow)")
+    from hydra.utils import instantiate
+
+    tracker = instantiate(cfg.tracking)
+    uri = getattr(tracker, "uri", None)
+    if not uri:
+        raise SituateError(
+            f"study {study}: tracking {cfg.tracking.get('_target_')} has no MLflow URI"
+        )
+    return str(uri)
+
+
+def _summary(sc, html: Path, md: Path) -> None:
+    from rich.table import Table
+
+    from situate.console import console
+    from situate.report.compare import metric_label, significance
+
+    study = sc.study
+    k = sc.k_flip
+    table = Table(title=f"{study.name}: {len(study.runs)} run(s), baseline {study.baseline.label}")
+    table.add_column("configuration")
+    table.add_column(f"Pass@{k}", justify="right")
+    table.add_column(f"Recall@{k}", justify="right")
+    table.add_column("MRR", justify="right")
+    table.add_column(f"vs baseline ({metric_label(sc.headline)})", overflow="fold")
+    versus = {v.run.run_id: v for v in sc.versus}
+    for run in study.runs:
+        s = sc.summary_of(run)
+        if s is None:
+            table.add_row(run.label, "failed", "", "", (run.error or "")[:120])
+            continue
+        v = versus.get(run.run_id)
+        c = v.get(sc.headline) if v else None
+        if run is study.baseline:
+            verdict = "baseline"
+        elif c is None:
+            verdict = (v.note if v else "") or "-"
+        else:
+            verdict = f"{100 * c.difference:+.1f} pts, {significance(c, sc.alpha)}"
+        table.add_row(
+            run.label,
+            f"{100 * s.means[f'pass_at_{k}']:.1f}",
+            f"{100 * s.means[f'recall_at_{k}']:.1f}",
+            f"{s.means['mrr']:.3f}",
+            verdict,
+        )
+    out = console()
+    out.print(table)
+    out.print(f"report: {html.resolve()}")
+    out.print(f"markdown: {md.resolve()}")

@@ -1,0 +1,256 @@
+"""``situate report`` on a tiny synthetic study logged to a temporary MLflow store.
+
+The study: 8 questions, ks = [5, 10]; a baseline (context=none) and two LLM-context runs that
+differ in prompt (default, code), nested under one sweep parent. Every per-question score is
+written by hand below, so the flips and the pairing can be checked by eye.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from situate.errors import SituateError
+from situate.evaluation.statistics import holm
+from situate.report.collect import load_study
+from situate.report.compare import compare_study, gold_contexts, parse_span
+from situate.report.render import pareto_front, write_report
+
+PERMUTATIONS = 2000
+STUDY = "synthetic"
+QIDS = [f"q{i}" for i in range(8)]
+GOLD = {  # one span per question; q5 has two (half found by the baseline)
+    "q0": "doc_a:0-100",
+    "q1": "doc_b:100-200",
+    "q2": "doc_a:100-200",
+    "q3": "doc_c:0-100",
+    "q4": "doc_b:0-100",
+    "q5": "doc_c:100-200 doc_a:0-100",
+    "q6": "doc_b:0-100",
+    "q7": "doc_c:0-100",
+}
+# pass@10 per question; pass@5 is the same except where noted, recall = pass
+PASS10 = {
+    "base": [1, 0, 1, 0, 1, 0.5, 1, 0],
+    "default": [1, 1, 1, 1, 0, 1, 1, 0],  # miss->hit q1 q3 q5; hit->miss q4
+    "code": [1, 0, 0, 1, 1, 0.5, 1, 1],  # miss->hit q3 q7; hit->miss q2
+}
+EXPECTED_FLIPS = {"default": (["q1", "q3", "q5"], ["q4"]), "code": (["q3", "q7"], ["q2"])}
+COSTS = {"base": 0.0, "default": 0.12, "code": 0.10}
+CHUNKS = [(d, i, 100 * i, 100 * (i + 1)) for d in ("doc_a", "doc_b", "doc_c") for i in range(2)]
+
+
+def _questions(name: str) -> list[dict]:
+    rows = []
+    for i, qid in enumerate(QIDS):
+        p10 = PASS10[name][i]
+        p5 = 0.0 if (name == "default" and qid == "q1") else p10  # q1 found only at rank 6..10
+        rank = "" if p10 == 0 else ("7" if p5 == 0 else "2")
+        rows.append(
+            {
+                "qid": qid,
+                "question": f"What does question {qid} ask?",
+                "gold": GOLD[qid],
+                "top_10_chunk_ids": "doc_a_chunk_0 doc_b_chunk_1",
+                "first_relevant_rank": rank,
+                "reciprocal_rank": f"{1 / int(rank):.4f}" if rank else "0.0000",
+                "recall_at_5": f"{p5:.4f}",
+                "recall_at_10": f"{p10:.4f}",
+                "pass_at_5": f"{p5:.4f}",
+                "pass_at_10": f"{p10:.4f}",
+            }
+        )
+    if name == "code":  # another question order: the report must pair by qid
+        rows.reverse()
+    return rows
+
+
+def _log_run(client, exp_id: str, parent_id: str, name: str, tags: dict, folder: Path) -> str:
+    run = client.create_run(exp_id, run_name=name, tags={**tags, "mlflow.parentRunId": parent_id})
+    rid = run.info.run_id
+    folder.mkdir(parents=True)
+    rows = _questions(name)
+    with open(folder / "per_question.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    if tags["context"] == "llm":
+        with open(folder / "contexts.jsonl", "w") as f:
+            for doc, i, start, end in CHUNKS:
+                line = {"chunk_id": f"{doc}_chunk_{i}", "doc_id": doc, "start": start, "end": end}
+                f.write(
+                    json.dumps({**line, "context": f"{name} context of {doc} chunk {i}"}) + "\n"
+                )
+    for f in folder.iterdir():
+        client.log_artifact(rid, str(f))
+    means = {k: sum(float(r[k]) for r in rows) / len(rows) for k in ("pass_at_5", "pass_at_10", "recall_at_5", "recall_at_10", "reciprocal_rank")}  # fmt: skip
+    metrics = {**means, "mrr": means.pop("reciprocal_rank"), "cost_usd_total": COSTS[name]}
+    metrics["cost_usd_context"] = COSTS[name]
+    if tags["context"] == "llm":
+        metrics.update(tokens_input_uncached=1200, tokens_cache_write=800, tokens_cache_read=5000, tokens_output=300)  # fmt: skip
+    for k, v in metrics.items():
+        client.log_metric(rid, k, float(v))
+    client.set_terminated(rid, "FINISHED")
+    return rid
+
+
+def make_store(root: Path, study: str = STUDY, failed_job: bool = False) -> str:
+    """A sqlite store under ``root`` (``root/mlflow.db``, as ``output_dir=root`` composes it)."""
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{(root / 'mlflow.db').resolve()}"
+    client = MlflowClient(tracking_uri=uri)
+    exp_id = client.create_experiment(
+        study, artifact_location=(root / "mlartifacts").resolve().as_uri()
+    )
+    sweep = root / "multirun" / study
+    parent = client.create_run(exp_id, run_name="sweep", tags={"sweep": "true", "sweep_dir": str(sweep), "overrides": "-m prompt=default,code"})  # fmt: skip
+    pid = parent.info.run_id
+    common = {"dataset": "toy", "chunker": "fixed", "embedder": "minilm", "fusion": "rrf", "git_commit": "abc123"}  # fmt: skip
+    _log_run(client, exp_id, pid, "base", {**common, "context": "none"}, root / study / "base")
+    for prompt in ("default", "code"):
+        tags = {**common, "context": "llm", "prompt": prompt, "llm": "claude_haiku_4_5"}
+        _log_run(client, exp_id, pid, prompt, tags, root / study / prompt)
+    if failed_job:
+        run = client.create_run(exp_id, run_name="rerank", tags={**common, "context": "llm", "prompt": "default", "reranker": "cross_encoder", "mlflow.parentRunId": pid})  # fmt: skip
+        client.set_terminated(run.info.run_id, "FAILED")
+        (sweep / "3").mkdir(parents=True)
+        error = "reranker=cross_encoder: model 'x' is not available offline; set reranker.path"
+        (sweep / "3" / "result.json").write_text(json.dumps({"run_id": run.info.run_id, "choices": {}, "error": error}))  # fmt: skip
+    client.set_terminated(pid, "FAILED" if failed_job else "FINISHED")
+    return uri
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> tuple[Path, str]:
+    """One store, two studies: ``synthetic`` and ``with_failure`` (a 4th job that failed)."""
+    root = tmp_path_factory.mktemp("report_store")
+    uri = make_store(root)
+    make_store(root, study="with_failure", failed_job=True)
+    return root, uri
+
+
+@pytest.fixture(scope="module")
+def compared(store):
+    _, uri = store
+    study = load_study(STUDY, {"context": "none"}, uri)
+    return compare_study(study, permutations=PERMUTATIONS)
+
+
+def test_the_report_finds_the_baseline_and_every_run(compared):
+    study = compared.study
+    assert study.baseline.name == "base" and study.baseline.tags["context"] == "none"
+    assert [r.name for r in study.runs] == ["base", "default", "code"]
+    assert study.ks == [5, 10]
+    assert study.varying == ["context", "prompt", "llm"]
+    assert [r.label for r in study.runs] == [
+        "context=none",
+        "context=llm, prompt=default",
+        "context=llm, prompt=code",
+    ]
+    assert study.parent is not None and not study.failed_runs
+
+
+def test_holm_adjusts_all_the_comparisons_at_once(compared):
+    comparisons = [c for v in compared.versus for c in v.comparisons]
+    assert len(comparisons) == 2 * 5  # pass@5, pass@10, recall@5, recall@10, mrr per run
+    raw = [c.p_value for c in comparisons]
+    assert [c.p_holm for c in comparisons] == pytest.approx(holm(raw))
+    default = compared.versus[0].get("pass_at_10")
+    assert default.baseline == pytest.approx(4.5 / 8) and default.value == pytest.approx(6 / 8)
+    assert (default.wins, default.ties, default.losses) == (3, 4, 1)
+
+
+def test_flipped_questions_at_the_largest_k_match_the_hand_count(compared):
+    for v in compared.versus:
+        gained, lost = EXPECTED_FLIPS[v.run.name]
+        assert [f.qid for f in v.gained] == gained
+        assert [f.qid for f in v.lost] == lost
+    q1 = compared.versus[0].gained[0]
+    assert q1.question == "What does question q1 ask?" and q1.rank == "7" and q1.baseline_rank == ""
+    # gold doc_b:100-200 overlaps chunk 1 of doc_b only (chunk 0 ends where the span starts)
+    assert [(c.chunk_id, c.context) for c in q1.contexts] == [
+        ("doc_b_chunk_1", "default context of doc_b chunk 1")
+    ]
+    q5 = compared.versus[0].gained[2]
+    assert [c.chunk_id for c in q5.contexts] == ["doc_c_chunk_1", "doc_a_chunk_0"]
+    # the "code" run's CSV is in reverse order: pairing is by qid
+    assert [f.qid for f in compared.versus[1].gained] == ["q3", "q7"]
+
+
+def test_span_parsing_and_overlap_edges(compared):
+    assert parse_span("doc:with:colons:10-20") == ("doc:with:colons", 10, 20)
+    assert parse_span("not a span") is None
+    run = compared.study.runs[1]
+    assert [c.chunk_id for c in gold_contexts(run, ["doc_a:99-101"])] == [
+        "doc_a_chunk_0",
+        "doc_a_chunk_1",
+    ]
+
+
+def test_pareto_front_keeps_the_undominated_points():
+    points = [(0.0, 80.0), (0.0, 82.0), (0.1, 90.0), (0.2, 85.0), (0.3, 93.0)]
+    assert pareto_front(points) == [1, 2, 4]
+
+
+def test_the_html_is_self_contained_and_the_markdown_has_the_tables(compared, tmp_path):
+    html_path, md_path = write_report(compared, tmp_path / "out")
+    html = html_path.read_text()
+    assert "<script" not in html.lower()
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", html, re.I)
+    assert "url(http" not in html and "@import" not in html and "<link" not in html
+    assert html.count("<svg") == 3  # failure rate, cost vs recall, prompt variants
+    assert "not significant (p_holm = " in html
+    assert "<details" in html and "default context of doc_b chunk 1" in html
+    md = md_path.read_text()
+    assert "| context | prompt | llm | Pass@5 | Pass@10 | Recall@5 | Recall@10 | MRR |" in md
+    assert (
+        "| configuration | metric | baseline | value | difference | 95% CI | p | p_holm | significance | W/T/L |"
+        in md
+    )
+    assert "| context=llm, prompt=default | Pass@10 | 56.2 | 75.0 | +18.8 |" in md
+    assert "input tokens (uncached)" in md and "$0.1200" in md
+
+
+def test_a_missing_baseline_is_one_line_naming_study_and_baseline(store):
+    _, uri = store
+    with pytest.raises(SituateError) as e:
+        load_study(STUDY, {"context": "heading_path"}, uri)
+    msg = str(e.value)
+    assert "\n" not in msg and STUDY in msg and "{context: heading_path}" in msg
+    with pytest.raises(SituateError, match="declares no baseline"):
+        load_study(STUDY, None, uri)
+    with pytest.raises(SituateError, match="no MLflow experiment"):
+        load_study("no_such_study", {"context": "none"}, uri)
+
+
+def test_a_failed_job_is_listed_with_its_error(store, tmp_path):
+    _, uri = store
+    study = load_study("with_failure", {"context": "none"}, uri)
+    (failed,) = study.failed_runs
+    assert failed.status == "FAILED" and "not available offline" in failed.error
+    sc = compare_study(study, permutations=200)
+    assert len(sc.versus) == 2  # the failed run is not compared
+    html_path, md_path = write_report(sc, tmp_path / "out")
+    assert "not available offline" in html_path.read_text()
+    assert "## Failed or unavailable runs" in md_path.read_text()
+    # --all-runs reads FINISHED runs only: no failure to show
+    assert not load_study("with_failure", {"context": "none"}, uri, all_runs=True).failed_runs
+
+
+def test_the_cli_writes_the_report_under_output_dir(store, monkeypatch, capsys):
+    from situate.report.cli import main
+
+    root, _ = store
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    rc = main(
+        [f"output_dir={root}", f"study={STUDY}", "baseline={context:none}", "--permutations", "500"]
+    )
+    assert rc == 0
+    html = root / "reports" / STUDY / "index.html"
+    assert html.exists() and (html.parent / "report.md").exists()
+    assert str(html.resolve()) in capsys.readouterr().out.replace("\n", "")
