@@ -258,5 +258,5 @@ def test_cli_prints_the_seed_figures(capsys):
 
 
 def test_cli_unknown_model_is_a_one_line_error():
-    with pytest.raises(SituateError, match="no price for model 'SmolLM2-135M-Instruct'"):
-        estimate_main(["estimate=seed_shape", "llm=local_smollm2"])
+    with pytest.raises(SituateError, match="no price for model 'claude-unknown-9'"):
+        estimate_main(["estimate=seed_shape", "llm=claude_haiku_4_5", "llm.model=claude-unknown-9"])

@@ -345,7 +345,24 @@ class LLMContext(Placement):
         for field in ("input_uncached", "cache_write", "cache_read", "output"):
             stats[f"tokens_{field}"] = float(sum(getattr(r.usage, field) for _, r in self.calls))
         stats.update(cache_shares(self.calls))
+        stats.update(throughput([r for _, r in self.calls]))
         return stats
+
+
+def throughput(responses: list[LLMResponse]) -> dict[str, float]:
+    """Prefill and generation tokens per second, where the provider measures them (a local model):
+    all tokens evaluated / all prefill seconds, all generated / all generation seconds."""
+    timed = [r for r in responses if "prefill_seconds" in r.extra]
+    if not timed:
+        return {}
+    prefill_s = sum(r.extra["prefill_seconds"] for r in timed)
+    generation_s = sum(r.extra["generation_seconds"] for r in timed)
+    out = {}
+    if prefill_s:
+        out["llm_prefill_tokens_per_s"] = sum(r.extra["evaluated_tokens"] for r in timed) / prefill_s
+    if generation_s:
+        out["llm_generation_tokens_per_s"] = sum(r.usage.output for r in timed) / generation_s
+    return out
 
 
 def cache_shares(calls: list[tuple[str, LLMResponse]]) -> dict[str, float]:

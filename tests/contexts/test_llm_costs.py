@@ -1,0 +1,76 @@
+"""What LLM contexts cost: per-call prices by hand, the run's total, and the budget cap."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from test_llm_context import KEY, PROMPT, corpus, provider
+
+from situate.contexts.llm import LLMContext
+from situate.costs import RunCosts, context_costs
+from situate.emulators.anthropic_api import AnthropicEmulator
+from situate.emulators.server import Faults
+from situate.errors import SituateError
+from situate.pricing import load_price_book
+
+# claude-haiku-5-5, USD per million tokens, typed here from conf/pricing/default.yaml's source
+INPUT, WRITE_5M, READ, OUTPUT = Fraction("0.10"), Fraction("0.125"), Fraction("0.01"), Fraction("0.50")
+
+
+def by_hand(usage) -> Fraction:
+    return (
+        usage.input_uncached * INPUT + usage.cache_write * WRITE_5M + usage.cache_read * READ + usage.output * OUTPUT
+    ) / 1_000_000
+
+
+@pytest.fixture
+def key_env(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+
+
+def test_run_cost_is_the_sum_of_hand_priced_calls(key_env, tmp_path: Path):
+    book = load_price_book()
+    corp, chunks = corpus()
+    with AnthropicEmulator(api_key=KEY, ttft=0.02) as emu:
+        ctx = LLMContext(PROMPT, provider(emu), str(tmp_path / "c.sqlite"))
+        ctx.contextualize(corp, chunks)
+    assert len(ctx.calls) == len(chunks)
+    costs = RunCosts()
+    context_costs(book, ctx, costs)
+    expected = sum(by_hand(r.usage) for _, r in ctx.calls)
+    assert costs.context == pytest.approx(float(expected), abs=1e-12)
+    # the first call of a cacheable document wrote its prefix, the others read it
+    writes = [r.usage.cache_write for d, r in ctx.calls if d == "a"]
+    assert writes[0] > 0 and writes[1:] == [0, 0, 0]
+    assert costs.per_document["a"] == pytest.approx(float(sum(by_hand(r.usage) for d, r in ctx.calls if d == "a")))
+
+
+@pytest.mark.parametrize("fault_rate", [0.0, 0.3])
+def test_budget_is_never_exceeded_and_a_higher_one_resumes(key_env, tmp_path: Path, fault_rate: float):
+    book = load_price_book()
+    corp, chunks = corpus()
+    faults = Faults.uniform(fault_rate, kinds=("429_retry_after", "529", "500", "reset"), seed=3, retry_after="0")
+    with AnthropicEmulator(api_key=KEY, ttft=0.02, faults=faults) as emu:
+        full = LLMContext(PROMPT, provider(emu), str(tmp_path / "full.sqlite"))
+        full.contextualize(corp, chunks)
+        total = sum(by_hand(r.usage) for _, r in full.calls)
+        cap = float(total) / 2
+        store = str(tmp_path / "capped.sqlite")
+        capped = LLMContext(PROMPT, provider(emu), store, budget_usd=cap, pricing=book)
+        with pytest.raises(SituateError, match=r"budget reached: .* rerun with a higher context.budget_usd to resume"):
+            capped.contextualize(corp, chunks)
+        spent = sum(by_hand(r.usage) for _, r in capped.calls)
+        assert 0 < spent <= cap
+        assert capped.budget.spent == pytest.approx(float(spent))
+        resumed = LLMContext(PROMPT, provider(emu), store, budget_usd=cap * 4, pricing=book)
+        contexts = resumed.contextualize(corp, chunks)
+    assert all(x.text for x in contexts)
+    assert len(capped.calls) + len(resumed.calls) == len(chunks)  # nothing paid twice
+    assert resumed.budget.spent <= cap * 4
+
+
+def test_budget_needs_prices(tmp_path: Path):
+    with pytest.raises(SituateError, match="context.budget_usd needs prices"):
+        LLMContext(PROMPT, object(), str(tmp_path / "c.sqlite"), budget_usd=1.0)
