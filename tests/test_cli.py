@@ -118,3 +118,27 @@ def test_chunks_lists_ids_offsets_and_text(cookbook_dir: Path):
     assert "doc_1_chunk_0" in proc.stdout
     assert "//! Executor for differential fuzzing." in proc.stdout
     assert "13 chunks" in proc.stdout
+
+
+def test_contexts_export_and_show(cookbook_dir: Path, tmp_path: Path):
+    out = tmp_path / "contexts.jsonl"
+    proc = run_cli("contexts", "export", "dataset.max_documents=1", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 13
+    assert rows[0]["chunk_id"] == "doc_1_chunk_0"
+    assert rows[0]["context"].startswith("This chunk describes the `DiffExecutor` struct")
+    assert set(rows[0]["usage"]) == {"input_uncached", "cache_write", "cache_read", "output"}
+    shown = run_cli("contexts", "show", "dataset.max_documents=1", "--limit", "2", env={"COLUMNS": "200"})
+    assert shown.returncode == 0, shown.stderr
+    assert "doc_1_chunk_1" in shown.stdout and "doc_1_chunk_2" not in shown.stdout
+
+
+def test_llm_contexts_are_read_from_the_store_without_a_key(cookbook_dir: Path, tmp_path: Path):
+    proc = run_cli(
+        "contexts", "export", "context=llm", "dataset.max_documents=1", f"output_dir={tmp_path}",
+        env={"ANTHROPIC_API_KEY": ""},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr  # nothing stored yet, nothing spent, no key needed
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(rows) == 13 and all(r["context"] is None for r in rows)
