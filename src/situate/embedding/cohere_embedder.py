@@ -13,7 +13,6 @@ idempotent, so replaying such a request is safe).
 
 from __future__ import annotations
 
-import os
 import random
 import time
 
@@ -21,9 +20,26 @@ import numpy as np
 
 from situate.embedding.base import Kind, normalize
 from situate.errors import SituateError
+from situate.llm.api_key import api_key
 
 MAX_TEXTS = 96
 INPUT_TYPES = {"document": "search_document", "query": "search_query"}
+
+
+def cohere_client(
+    option: str, api_key_env: str, base_url: str | None, timeout: float, max_retries: int
+):
+    """A ``cohere.ClientV2`` with the key from ``api_key_env`` (and only from there)."""
+    import cohere
+
+    kwargs = {"base_url": base_url} if base_url else {}
+    return cohere.ClientV2(
+        api_key=api_key(api_key_env, option),
+        timeout=timeout,
+        max_retries=max_retries,
+        log_warning_experimental_features=False,
+        **kwargs,
+    )
 
 
 class CohereEmbedder:
@@ -95,20 +111,8 @@ class CohereEmbedder:
 
     def _load(self):
         if self._client is None:
-            import cohere
-
-            key = os.environ.get(self.api_key_env, "").strip()
-            if not key:
-                raise SituateError(
-                    f"embedder=cohere: set {self.api_key_env} (the key is read from the environment only)"
-                )
-            kwargs = {"base_url": self.base_url} if self.base_url else {}
-            self._client = cohere.ClientV2(
-                api_key=key,
-                timeout=self.timeout,
-                max_retries=self.max_retries,
-                log_warning_experimental_features=False,
-                **kwargs,
+            self._client = cohere_client(
+                "embedder=cohere", self.api_key_env, self.base_url, self.timeout, self.max_retries
             )
         return self._client
 

@@ -15,12 +15,12 @@ honouring ``retry-after``).
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
 from situate.embedding.base import Kind, normalize
 from situate.errors import SituateError
+from situate.llm.api_key import api_key
 
 MAX_INPUTS = 2048
 MAX_TOKENS_PER_REQUEST = 300_000
@@ -98,12 +98,7 @@ class OpenAIEmbedder:
         return {"provider": self.provider, "model": self.model, "dimensions": self.dimensions}
 
     def _api_key(self) -> str:
-        key = os.environ.get(self.api_key_env, "").strip()
-        if not key:
-            raise SituateError(
-                f"embedder=openai: set {self.api_key_env} (the key is read from the environment only)"
-            )
-        return key
+        return api_key(self.api_key_env, "embedder=openai")
 
     def _load(self):
         if self._client is None:

@@ -122,6 +122,35 @@ def minmax(scores: np.ndarray) -> np.ndarray:
     return (scores - lo) / (hi - lo)
 
 
+def pooled(lists: Mapping[str, Rankings], needs: tuple[str, ...], pool: int) -> list[Rankings]:
+    """The top ``pool`` of each list a fusion reads, in ``needs`` order."""
+    return [lists[name].top(pool) for name in needs]
+
+
+class NormalizedSum:
+    """``score(d) = sum over lists l containing d of w_l * normalize(scores of l)(d)``.
+
+    Subclasses set ``normalize`` (a per-list score normaliser); methods without weights use 1.
+    """
+
+    needs = RETRIEVERS
+    normalize: Callable[[np.ndarray], np.ndarray]
+
+    def __init__(self, weights: Mapping[str, float] | None = None, pool: int = 150):
+        self.weights = list_weights(
+            {n: 1.0 for n in self.needs} if weights is None else weights, self.needs
+        )
+        self.pool = pool
+
+    def fuse(self, lists: Mapping[str, Rankings], depth: int) -> Rankings:
+        normalize = type(self).normalize
+        return accumulate(
+            pooled(lists, self.needs, self.pool),
+            lambda n, _ranks, scores: self.weights[n] * normalize(scores),
+            depth,
+        )
+
+
 class SingleList:
     """Pass one retriever's list through, cut to ``depth``."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from situate.fusion.base import RETRIEVERS, accumulate, minmax
+from situate.fusion.base import RETRIEVERS, accumulate, minmax, pooled
 from situate.rankings import Rankings
 
 
@@ -32,5 +32,5 @@ class CombMNZ:
         self.pool = pool
 
     def fuse(self, lists: Mapping[str, Rankings], depth: int) -> Rankings:
-        ranked = [lists[name].top(self.pool) for name in self.needs]
+        ranked = pooled(lists, self.needs, self.pool)
         return accumulate(ranked, lambda _n, _r, scores: minmax(scores), depth, times_hits=True)

@@ -10,13 +10,10 @@ equal gives each of its chunks 1.0 (see ``fusion.base.minmax``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from situate.fusion.base import RETRIEVERS, accumulate, minmax
-from situate.rankings import Rankings
+from situate.fusion.base import NormalizedSum, minmax
 
 
-class CombSum:
+class CombSum(NormalizedSum):
     """Sum of per-list min-max normalised scores.
 
     Parameters
@@ -26,11 +23,7 @@ class CombSum:
     """
 
     name = "comb_sum"
-    needs = RETRIEVERS
+    normalize = staticmethod(minmax)
 
     def __init__(self, pool: int = 150):
-        self.pool = pool
-
-    def fuse(self, lists: Mapping[str, Rankings], depth: int) -> Rankings:
-        ranked = [lists[name].top(self.pool) for name in self.needs]
-        return accumulate(ranked, lambda _n, _r, scores: minmax(scores), depth)
+        super().__init__(None, pool)

@@ -11,12 +11,9 @@ Qdrant does. Unlike Qdrant, values outside the bounds are clipped, so each list 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
-from situate.fusion.base import RETRIEVERS, accumulate, finite_only
-from situate.rankings import Rankings
+from situate.fusion.base import NormalizedSum, finite_only
 
 
 @finite_only
@@ -31,7 +28,7 @@ def three_sigma(scores: np.ndarray) -> np.ndarray:
     return np.clip((scores - lo) / (hi - lo), 0.0, 1.0)
 
 
-class DBSF:
+class DBSF(NormalizedSum):
     """Sum of per-list scores normalised with mean +- 3 standard deviations as bounds.
 
     Parameters
@@ -41,11 +38,7 @@ class DBSF:
     """
 
     name = "dbsf"
-    needs = RETRIEVERS
+    normalize = staticmethod(three_sigma)
 
     def __init__(self, pool: int = 150):
-        self.pool = pool
-
-    def fuse(self, lists: Mapping[str, Rankings], depth: int) -> Rankings:
-        ranked = [lists[name].top(self.pool) for name in self.needs]
-        return accumulate(ranked, lambda _n, _r, scores: three_sigma(scores), depth)
+        super().__init__(None, pool)

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from situate.fusion.base import RETRIEVERS, accumulate, list_weights, minmax
-from situate.rankings import Rankings
+from situate.fusion.base import RETRIEVERS, NormalizedSum, minmax
 
 
-class MinMaxSum:
+class MinMaxSum(NormalizedSum):
     """Weighted sum of per-list min-max normalised scores.
 
     Parameters
@@ -28,14 +27,7 @@ class MinMaxSum:
     """
 
     name = "minmax_sum"
-    needs = RETRIEVERS
+    normalize = staticmethod(minmax)
 
     def __init__(self, weights: Mapping[str, float] | None = None, pool: int = 150):
-        self.weights = list_weights(
-            {n: 0.5 for n in self.needs} if weights is None else weights, self.needs
-        )
-        self.pool = pool
-
-    def fuse(self, lists: Mapping[str, Rankings], depth: int) -> Rankings:
-        ranked = [lists[name].top(self.pool) for name in self.needs]
-        return accumulate(ranked, lambda n, _r, scores: self.weights[n] * minmax(scores), depth)
+        super().__init__({n: 0.5 for n in RETRIEVERS} if weights is None else weights, pool)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from situate.errors import SituateError
-from situate.fusion.base import RETRIEVERS, accumulate
+from situate.fusion.base import RETRIEVERS, accumulate, pooled
 from situate.rankings import Rankings
 
 
@@ -27,5 +27,5 @@ class ReciprocalRankFusion:
         self.pool = pool
 
     def fuse(self, lists: Mapping[str, Rankings], depth: int) -> Rankings:
-        ranked = [lists[name].top(self.pool) for name in self.needs]
+        ranked = pooled(lists, self.needs, self.pool)
         return accumulate(ranked, lambda _n, ranks, _s: 1.0 / (self.k + ranks), depth)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from situate.fusion.base import RETRIEVERS, accumulate
+from situate.fusion.base import RETRIEVERS, accumulate, pooled
 from situate.rankings import Rankings
 
 
@@ -22,5 +22,5 @@ class WeightedRank:
         self.pool = pool
 
     def fuse(self, lists: Mapping[str, Rankings], depth: int) -> Rankings:
-        ranked = [lists[name].top(self.pool) for name in self.needs]
+        ranked = pooled(lists, self.needs, self.pool)
         return accumulate(ranked, lambda n, ranks, _s: self.weights[n] / ranks, depth)

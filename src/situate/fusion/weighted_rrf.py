@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from situate.errors import SituateError
-from situate.fusion.base import RETRIEVERS, accumulate, list_weights
+from situate.fusion.base import RETRIEVERS, accumulate, list_weights, pooled
 from situate.rankings import Rankings
 
 
@@ -44,5 +44,5 @@ class WeightedRRF:
         self.pool = pool
 
     def fuse(self, lists: Mapping[str, Rankings], depth: int) -> Rankings:
-        ranked = [lists[name].top(self.pool) for name in self.needs]
+        ranked = pooled(lists, self.needs, self.pool)
         return accumulate(ranked, lambda n, ranks, _s: self.weights[n] / (self.k + ranks), depth)

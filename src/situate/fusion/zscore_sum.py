@@ -14,8 +14,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from situate.fusion.base import RETRIEVERS, accumulate, finite_only, list_weights
-from situate.rankings import Rankings
+from situate.fusion.base import RETRIEVERS, NormalizedSum, finite_only
 
 
 @finite_only
@@ -27,7 +26,7 @@ def zscore(scores: np.ndarray) -> np.ndarray:
     return (scores - scores.mean()) / std
 
 
-class ZScoreSum:
+class ZScoreSum(NormalizedSum):
     """Weighted sum of per-list z-scores.
 
     Parameters
@@ -39,14 +38,7 @@ class ZScoreSum:
     """
 
     name = "zscore_sum"
-    needs = RETRIEVERS
+    normalize = staticmethod(zscore)
 
     def __init__(self, weights: Mapping[str, float] | None = None, pool: int = 150):
-        self.weights = list_weights(
-            {n: 0.5 for n in self.needs} if weights is None else weights, self.needs
-        )
-        self.pool = pool
-
-    def fuse(self, lists: Mapping[str, Rankings], depth: int) -> Rankings:
-        ranked = [lists[name].top(self.pool) for name in self.needs]
-        return accumulate(ranked, lambda n, _r, scores: self.weights[n] * zscore(scores), depth)
+        super().__init__({n: 0.5 for n in RETRIEVERS} if weights is None else weights, pool)

@@ -14,11 +14,14 @@ The key is read from the environment variable ``api_key_env`` (``CO_API_KEY``) o
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-from situate.embedding.cohere_embedder import _describe, _unreachable, call_with_retries
+from situate.embedding.cohere_embedder import (
+    _describe,
+    _unreachable,
+    call_with_retries,
+    cohere_client,
+)
 from situate.errors import SituateError
 
 MAX_DOCUMENTS = 1000
@@ -92,20 +95,8 @@ class CohereReranker:
 
     def _load(self):
         if self._client is None:
-            import cohere
-
-            key = os.environ.get(self.api_key_env, "").strip()
-            if not key:
-                raise SituateError(
-                    f"reranker=cohere: set {self.api_key_env} (the key is read from the environment only)"
-                )
-            kwargs = {"base_url": self.base_url} if self.base_url else {}
-            self._client = cohere.ClientV2(
-                api_key=key,
-                timeout=self.timeout,
-                max_retries=self.max_retries,
-                log_warning_experimental_features=False,
-                **kwargs,
+            self._client = cohere_client(
+                "reranker=cohere", self.api_key_env, self.base_url, self.timeout, self.max_retries
             )
         return self._client
 
