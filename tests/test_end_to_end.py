@@ -143,3 +143,29 @@ def test_index_then_search(cookbook_dir: Path, tmp_path: Path):
     missing = run_cli("search", "DiffExecutor", *args, "context=none")
     assert missing.returncode == 2
     assert "no index for this config; run `situate index" in missing.stderr
+
+
+@pytest.mark.slow
+def test_parallel_sweep_builds_each_shared_index_once(cookbook_dir: Path, tmp_path: Path):
+    proc = run_cli(
+        "run", "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "dataset.max_documents=3",
+        "context=none,replay", "fusion=dense_only,rrf", f"output_dir={tmp_path}", "study=parallel",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = results(tmp_path / "multirun")
+    assert len(rows) == 4
+    docs = json.loads((cookbook_dir / "codebase_chunks.json").read_text())[:3]
+    plain = {c["content"] for d in docs for c in d["chunks"]}
+    # each context variant's chunk texts are embedded by exactly one job; the other waits and reuses
+    by_context: dict[str, int] = {}
+    for row in rows:
+        by_context[row["choices"]["context"]] = by_context.get(row["choices"]["context"], 0) + int(
+            row["metrics"]["texts_embedded"]
+        )
+    # chunk texts once (plus the few question vectors); without the lock both jobs embed them all
+    assert len(plain) <= by_context["none"] < 2 * len(plain)
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    runs = mlflow.search_runs(experiment_names=["parallel"], output_format="list")
+    assert len(runs) == 5  # one parent, four jobs

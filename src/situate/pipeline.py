@@ -22,6 +22,7 @@ from situate.dense.base import DenseIndex
 from situate.embedding.base import CachedEmbeddings, Embedder
 from situate.evaluation.evaluate import Evaluation, Evaluator
 from situate.fusion.base import Fusion
+from situate.locks import exclusive
 from situate.pricing import PriceBook
 from situate.progress import progress_bar
 from situate.rankings import Rankings
@@ -76,6 +77,7 @@ class Pipeline:
         self.fusion, self.reranker, self.evaluator = fusion, reranker, evaluator
         self.price_book = price_book
         self.cache = DirectoryCache(Path(cache_dir) / "index")
+        self.locks = Path(cache_dir) / "locks"
         self.embeddings = CachedEmbeddings(
             embedder, BlobStore(Path(cache_dir) / "embeddings.sqlite", "embeddings")
         )
@@ -197,27 +199,29 @@ class Pipeline:
     def _dense_index(self, texts: list[str]) -> Path:
         ident = (self.embedder.identity(), self.dense.identity(), texts_hash(texts))
         folder = self.cache.path("dense", content_hash("dense", *ident))
-        if folder.is_dir():
-            self.dense.load(folder)
-            log.info("dense index: cached (%s)", folder.name[:12])
-            return folder
-        with progress_bar(f"embedding {len(texts)} chunks ({self.embedder.name})") as advance:
-            vectors = self.embeddings(texts, "document", advance)
-        self.dense.build(np.asarray(vectors, dtype=np.float32))
-        with self.cache.writing("dense", folder.name) as tmp:
-            self.dense.save(tmp)
+        with exclusive(self.locks, folder.name):  # a parallel job building the same index: wait
+            if folder.is_dir():
+                self.dense.load(folder)
+                log.info("dense index: cached (%s)", folder.name[:12])
+                return folder
+            with progress_bar(f"embedding {len(texts)} chunks ({self.embedder.name})") as advance:
+                vectors = self.embeddings(texts, "document", advance)
+            self.dense.build(np.asarray(vectors, dtype=np.float32))
+            with self.cache.writing("dense", folder.name) as tmp:
+                self.dense.save(tmp)
         return folder
 
     def _sparse_index(self, texts: list[str], contexts: list[str] | None) -> Path:
         ident = (self.sparse.identity(), texts_hash(texts), contexts and texts_hash(contexts))
         folder = self.cache.path("sparse", content_hash("sparse", *ident))
-        if folder.is_dir():
-            self.sparse.load(folder)
-            log.info("sparse index: cached (%s)", folder.name[:12])
-            return folder
-        self.sparse.build(texts, contexts)
-        with self.cache.writing("sparse", folder.name) as tmp:
-            self.sparse.save(tmp)
+        with exclusive(self.locks, folder.name):
+            if folder.is_dir():
+                self.sparse.load(folder)
+                log.info("sparse index: cached (%s)", folder.name[:12])
+                return folder
+            self.sparse.build(texts, contexts)
+            with self.cache.writing("sparse", folder.name) as tmp:
+                self.sparse.save(tmp)
         return folder
 
 
