@@ -126,6 +126,7 @@ def _sweep_values(value: str) -> list[str]:
 
 def _run(args: list[str]) -> int:
     check_overrides(args)
+    precheck(args)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
@@ -143,9 +144,106 @@ def compose(overrides: list[str]):
     check_overrides(overrides)
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
 
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return hydra_compose(config_name="config", overrides=overrides)
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            return hydra_compose(config_name="config", overrides=overrides)
+    except (HydraException, OmegaConfBaseException) as e:
+        raise config_error(e) from e
+
+
+def config_error(e: Exception):
+    """Hydra's multi-line composition error as a one-line ``SituateError`` that says the fix."""
+    from situate.errors import SituateError
+
+    cause = e.__cause__
+    full_key = getattr(cause, "full_key", None)
+    parent = getattr(cause, "parent_node", None)
+    if full_key and "is not in struct" in str(cause):
+        head, _, _ = full_key.rpartition(".")
+        where = f"of {head}" if head else "at the top level"
+        valid = ""
+        if parent is not None and hasattr(parent, "keys"):
+            valid = f"; valid keys {where}: {', '.join(str(k) for k in parent)}"
+        return SituateError(
+            f"unknown config key {full_key}{valid}; fix the name, or add a new key with "
+            f"+{full_key}=... (`situate run --cfg job` prints the composed config)"
+        )
+    first, *rest = [line.strip() for line in str(e).splitlines() if line.strip()]
+    detail = f" ({'; '.join(rest)})" if rest else ""
+    override = getattr(e, "override", None)  # OverrideParseException
+    where = f"cannot parse override {override!r}: " if override else ""
+    return SituateError(f"config: {where}{first}{detail}")
+
+
+def precheck(args: list[str]) -> None:
+    """Compose ``run``'s config before Hydra does, so a bad key or value is one line, exit 2.
+
+    A sweep (``-m a=x,y``) is composed with the first value of each swept parameter. Runs that
+    pass Hydra's own flags (``--cfg``, ``--info``...) or sweeps it cannot enumerate here
+    (``glob``, ``interval``) are left to Hydra.
+    """
+    if any(a.startswith("-") and a not in ("-m", "--multirun") for a in args):
+        return
+    overrides = [a for a in args if a not in ("-m", "--multirun")]
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except HydraException as e:
+        raise config_error(e) from e
+    first = []
+    for o in parsed:
+        if not o.is_sweep_override():
+            first.append(o.input_line)
+            continue
+        try:
+            value = next(iter(o.sweep_string_iterator()))
+        except (HydraException, StopIteration):
+            return
+        first.append(f"{o.get_key_element()}={value}")
+    cfg = compose(first)
+    for o in parsed:
+        if o.is_add() or o.is_force_add():
+            check_parameter(cfg, o.key_or_group, o.input_line)
+    from situate.app import instantiate_stage
+    from situate.errors import SituateError
+
+    try:  # eval.ks, before a sweep launches jobs that would all fail on it
+        instantiate_stage(cfg, "eval")
+    except SituateError:
+        raise
+    except Exception:  # e.g. an interpolation only a real run resolves: the run will say
+        pass
+
+
+def check_parameter(cfg, key: str, override: str) -> None:
+    """Refuse ``+group.name=...`` when the group's ``_target_`` takes no parameter ``name``."""
+    import inspect
+
+    from situate.errors import SituateError
+
+    group, _, name = key.partition(".")
+    node = cfg.get(group) if name and "." not in name else None
+    if node is None or not hasattr(node, "get") or not node.get("_target_"):
+        return
+    from hydra.utils import get_object
+
+    try:
+        params = inspect.signature(get_object(node._target_)).parameters.values()
+    except Exception:  # not importable or not inspectable here: instantiation will say why
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return
+    names = [p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if name not in names:
+        raise SituateError(
+            f"{override}: {node._target_} takes no parameter {name!r}; "
+            f"valid {group} parameters: {', '.join(names)}"
+        )
 
 
 def _index(args: list[str]) -> int:

@@ -66,6 +66,9 @@ def write_report(sc: StudyComparison, out_dir: str | Path) -> tuple[Path, Path]:
     html.write_text(render_html(ctx), encoding="utf-8")
     md = out / "report.md"
     md.write_text(render_markdown(sc, ctx), encoding="utf-8")
+    for name, svg in ctx["charts"].items():  # each chart on its own, to paste into documents
+        if svg:
+            (out / f"{name}_chart.svg").write_text(svg, encoding="utf-8")
     return html, md
 
 

@@ -1,0 +1,456 @@
+"""Bad input explains itself: each malformed case in tests/data/bad/ (and each bad option) goes
+through the CLI as a user would type it and must end with exit code 2, no traceback and exactly one
+``error:`` line of the expected shape, naming the file, the record and the fix. A failing run loses
+nothing already stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from situate.contexts.llm import LLMContext
+from situate.contexts.prompts import PromptVariant
+from situate.emulators.anthropic_api import AnthropicEmulator
+from situate.llm.base import LLMRequest, LLMResponse
+from situate.records import Chunk, Corpus, Document, Usage
+from test_cli import assert_one_line_error
+
+BAD = Path(__file__).parent / "data" / "bad"
+NO_KEYS = {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "CO_API_KEY": ""}
+FUSIONS = "comb_mnz, comb_sum, dbsf, dense_only, minmax_sum, rrf, sparse_only, weighted_rank, weighted_rrf, zscore_sum"
+
+
+def p(case: str) -> str:
+    """The case's path as the error prints it, escaped for a regex."""
+    return re.escape(str(BAD / case))
+
+
+def assert_error(proc: subprocess.CompletedProcess, pattern: str) -> str:
+    line = assert_one_line_error(proc)
+    assert re.fullmatch(pattern, line), f"\n{line}\ndoes not match\n{pattern}"
+    return line
+
+
+def run(tmp_path: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return run_cli(
+        "run",
+        "tracking=none",
+        f"output_dir={tmp_path / 'out'}",
+        *args,
+        env={**NO_KEYS, **(env or {})},
+    )
+
+
+# (case, overrides, the exact error line as a regex); every path is under tests/data/bad/
+DATA_CASES = [
+    (
+        "cookbook_invalid_json",
+        ["dataset=cookbook"],
+        rf"error: {p('cookbook_invalid_json/codebase_chunks.json')}:4:15: invalid JSON "
+        r"\(Expecting value\); fix the file at that line",
+    ),
+    (
+        "folder_invalid_qa_json",
+        ["dataset=folder", "chunker=markdown"],
+        rf"error: {p('folder_invalid_qa_json/qa.json')}:4:24: invalid JSON \(Expecting value\); "
+        r"fix the file at that line",
+    ),
+    (
+        "beir_invalid_jsonl",
+        ["dataset=beir", "chunker=fixed"],
+        rf"error: {p('beir_invalid_jsonl/queries.jsonl')}:2: invalid JSON Lines record "
+        r"\(Expecting value\); each line must be one JSON object",
+    ),
+    (
+        "cookbook_wrong_fields",
+        ["dataset=cookbook"],
+        rf"error: {p('cookbook_wrong_fields/codebase_chunks.json')}: document 0: missing field\(s\) "
+        r"content \(fields present: chunks, doc_id, original_uuid, text\); rename or add them",
+    ),
+    (
+        "squad_wrong_fields.json",
+        ["dataset=squad", "chunker=fixed"],
+        rf"error: {p('squad_wrong_fields.json')}: article 0 paragraph 0 question 0: missing "
+        r"field\(s\) question \(fields present: answers, id, query\); rename or add them",
+    ),
+    (
+        "beir_wrong_fields",
+        ["dataset=beir", "chunker=fixed"],
+        rf"error: {p('beir_wrong_fields/corpus.jsonl')}:2: missing field\(s\) _id \(fields "
+        r"present: id, text, title\); rename or add them",
+    ),
+    (
+        "folder_wrong_fields",
+        ["dataset=folder", "chunker=markdown"],
+        rf"error: {p('folder_wrong_fields/qa.json')}: question 0 \(id add\): missing field\(s\) "
+        r"q, gold \(fields present: answers, id, question\); rename or add them",
+    ),
+    (
+        "folder_quote_not_found",
+        ["dataset=folder", "chunker=markdown"],
+        rf"error: {p('folder_quote_not_found/qa.json')}: question 0 \(id add\), gold 0: quote "
+        r"'the times sign' matches no text in a\.md; copy it exactly from the file or give "
+        r'\{"path", "start", "end"\}',
+    ),
+    (
+        "squad_answer_not_near_offset.json",
+        ["dataset=squad", "chunker=fixed"],
+        rf"error: {p('squad_answer_not_near_offset.json')}: question q-far: answer text 'humans' "
+        r"not found at offset 5 or within 10 characters; fix answer_start or the text",
+    ),
+    (
+        "squad_answer_start_past_end.json",
+        ["dataset=squad", "chunker=fixed"],
+        rf"error: {p('squad_answer_start_past_end.json')}: question q-end: answer_start 5000 is "
+        r"past the end of document 101 \(85 characters\); fix answer_start",
+    ),
+    (
+        "folder_offset_past_end",
+        ["dataset=folder", "chunker=markdown"],
+        rf"error: {p('folder_offset_past_end/qa.json')}: question 0 \(id add\), gold 0: start=10 "
+        r"end=5000 out of range for a\.md \(75 characters\); use integers with "
+        r"0 <= start < end <= 75",
+    ),
+    (
+        "folder_empty_md",
+        ["dataset=folder", "chunker=markdown"],
+        rf"error: {p('folder_empty_md/empty.md')}: empty file \(no text\); add text to it or "
+        r"remove it",
+    ),
+    (
+        "squad_empty_context.json",
+        ["dataset=squad", "chunker=fixed"],
+        rf"error: {p('squad_empty_context.json')}: document 101: empty context; fill in its text "
+        r"or remove the paragraph",
+    ),
+    (
+        "folder_binary_md",
+        ["dataset=folder", "chunker=markdown"],
+        rf"error: {p('folder_binary_md/image.md')}: contains NUL bytes \(binary file\?\); convert "
+        r"it to UTF-8 text or remove it",
+    ),
+    (
+        "folder_latin1_txt",
+        ["dataset=folder", "chunker=markdown"],
+        rf"error: {p('folder_latin1_txt/notes.txt')}: not UTF-8 text \(byte 3\); convert it to "
+        r"UTF-8 or remove it",
+    ),
+    (
+        "squad_duplicate_qids.json",
+        ["dataset=squad", "chunker=fixed"],
+        rf"error: {p('squad_duplicate_qids.json')}: duplicate question id 'q-ok'; give every "
+        r"question its own id",
+    ),
+    (
+        "beir_duplicate_ids",
+        ["dataset=beir", "chunker=fixed"],
+        rf"error: {p('beir_duplicate_ids/corpus.jsonl')}:3: duplicate document id 'd1'; keep one "
+        r"record per _id",
+    ),
+]
+
+
+def test_every_case_in_the_corpus_is_tested():
+    assert sorted(p.name for p in BAD.iterdir()) == sorted(case for case, _, _ in DATA_CASES)
+
+
+@pytest.mark.parametrize(
+    "case, args, pattern", DATA_CASES, ids=[c.removesuffix(".json") for c, _, _ in DATA_CASES]
+)
+def test_malformed_data(tmp_path, case, args, pattern):
+    assert_error(run(tmp_path, *args, f"dataset.path={BAD / case}"), pattern)
+
+
+# -- options and the environment ------------------------------------------------------------
+
+
+def write_notes(folder: Path, extra: str = "") -> Path:
+    """A small valid folder dataset: two Markdown files and a qa.json of quotes."""
+    folder.mkdir(parents=True, exist_ok=True)
+    topics = {"glaciers": "ice moraine crevasse", "harbours": "quay pier tugboat"}
+    for name, words in topics.items():
+        paras = [
+            f"Section {i} about {name}: "
+            + " ".join(f"{w}{i}x{j}" for j in range(40) for w in words.split())
+            for i in range(4)
+        ]
+        (folder / f"{name}.md").write_text(
+            f"# {name.title()}\n\n" + "\n\n".join(paras) + extra + "\n"
+        )
+    qa = [
+        {"id": "g", "q": "What about glaciers section 2?", "gold": ["Section 2 about glaciers"]},
+        {"id": "h", "q": "What about harbours section 1?", "gold": ["Section 1 about harbours"]},
+    ]
+    (folder / "qa.json").write_text(json.dumps(qa))
+    return folder
+
+
+NOTES = ["dataset=folder", "chunker=markdown", "dataset.max_words=60", "dataset.min_words=10"]
+SETUP_CASES = [
+    (
+        "unknown_option",
+        ["fusion=nope"],
+        rf"error: unknown option fusion=nope; valid fusion options: {FUSIONS} \(files in .*/conf/fusion\)",
+    ),
+    (
+        "negative_k",
+        ["eval.ks=[-5,10]"],
+        r"error: eval\.ks=\[-5, 10\]: every k must be a positive integer \(e\.g\. \[5,10,20\]\)",
+    ),
+    (
+        "negative_k_in_a_sweep",
+        ["-m", "fusion=rrf,dense_only", "eval.ks=[-5,10]"],
+        r"error: eval\.ks=\[-5, 10\]: every k must be a positive integer \(e\.g\. \[5,10,20\]\)",
+    ),
+    (
+        "unknown_key",
+        ["fusion.kk=3"],
+        r"error: unknown config key fusion\.kk; valid keys of fusion: _target_, k, pool; fix the "
+        r"name, or add a new key with \+fusion\.kk=\.\.\. \(`situate run --cfg job` prints the "
+        r"composed config\)",
+    ),
+    (
+        "unknown_key_in_a_sweep",
+        ["-m", "fusion=rrf,dense_only", "fusion.kk=3"],
+        r"error: unknown config key fusion\.kk; valid keys of fusion: _target_, k, pool; .*",
+    ),
+    (
+        "unknown_top_level_key",
+        ["nothere=1"],
+        r"error: unknown config key nothere; valid keys at the top level: hydra, dataset, .*; fix "
+        r"the name, or add a new key with \+nothere=\.\.\. .*",
+    ),
+    (
+        "added_unknown_parameter",
+        ["+fusion.kk=3"],
+        r"error: \+fusion\.kk=3: situate\.fusion\.rrf\.ReciprocalRankFusion takes no parameter "
+        r"'kk'; valid fusion parameters: k, pool",
+    ),
+    (
+        "added_unknown_parameter_in_a_sweep",
+        ["-m", "fusion=rrf,dense_only", "+fusion.kk=3"],
+        r"error: \+fusion\.kk=3: situate\.fusion\.rrf\.ReciprocalRankFusion takes no parameter "
+        r"'kk'; valid fusion parameters: k, pool",
+    ),
+    (
+        "added_existing_key",
+        ["+fusion.k=3"],
+        r"error: config: Could not append to config\. An item is already at 'fusion\.k'\. "
+        r"\(Either remove \+ prefix: 'fusion\.k=3'; Or add a second \+ to add or override "
+        r"'fusion\.k': '\+\+fusion\.k=3'\)",
+    ),
+    (
+        "unparsable_override",
+        ["fusion=["],
+        r"error: config: cannot parse override 'fusion=\[': no viable alternative at input '\[' "
+        r"\(See https://hydra\.cc/.*\)",
+    ),
+]
+
+
+@pytest.mark.parametrize("case, args, pattern", SETUP_CASES, ids=[c for c, _, _ in SETUP_CASES])
+def test_bad_setup(tmp_path, case, args, pattern):
+    assert_error(run(tmp_path, *args), pattern)
+    assert not (tmp_path / "out").exists()  # refused before any run folder or sweep started
+
+
+def test_unknown_key_in_other_verbs(tmp_path):
+    proc = run_cli("chunks", "fusion.kk=3")
+    assert_error(
+        proc, r"error: unknown config key fusion\.kk; valid keys of fusion: _target_, k, pool; .*"
+    )
+
+
+def test_search_k_zero():
+    assert_error(
+        run_cli("search", "how do I add?", "-k", "0"),
+        r"error: search: -k 0 must be a positive integer",
+    )
+
+
+def test_missing_data_path(tmp_path):
+    missing = tmp_path / "nowhere"
+    assert_error(
+        run(tmp_path, *NOTES, f"dataset.path={missing}"),
+        rf"error: {re.escape(str(missing))}: dataset folder not found; set dataset\.path=<folder of "
+        r"\.md/\.txt files>",
+    )
+
+
+def test_missing_api_key_names_the_variable(tmp_path):
+    notes = write_notes(tmp_path / "notes")
+    proc = run(tmp_path, *NOTES, f"dataset.path={notes}", "context=none", "embedder=openai_small")
+    assert_error(
+        proc,
+        r"error: embedder=openai: set OPENAI_API_KEY \(the key is read from the environment only\)",
+    )
+
+
+def huge_document(folder: Path, chars: int = 900_000) -> Path:
+    """One Markdown file of ``chars`` characters of varied words (> 200k tokens)."""
+    rng = random.Random(7)
+    syllables = ["ka", "lo", "mi", "ra", "te", "zu", "pe", "no", "shi", "va", "qu", "der", "ton"]
+    words = ["".join(rng.choices(syllables, k=rng.randint(1, 4))) for _ in range(5000)]
+    parts, n = ["# A very long document\n\n"], 0
+    while n < chars:
+        paragraph = " ".join(rng.choices(words, k=80)) + ".\n\n"
+        parts.append(paragraph)
+        n += len(paragraph)
+    folder.mkdir(parents=True)
+    (folder / "huge.md").write_text("".join(parts))
+    return folder
+
+
+def test_a_document_larger_than_the_window_without_a_key(tmp_path):
+    """Offline the missing key comes first (counting the document's tokens needs the API); the
+    window around each chunk is tested below against LLMContext itself."""
+    folder = huge_document(tmp_path / "huge")
+    assert (folder / "huge.md").stat().st_size > 900_000
+    proc = run(
+        tmp_path, "dataset=folder", f"dataset.path={folder}", "chunker=markdown", "context=llm",
+        "llm=claude_haiku_5_5",
+    )  # fmt: skip
+    assert_error(
+        proc,
+        r"error: llm=claude-haiku-5-5: set ANTHROPIC_API_KEY \(the key is read from the "
+        r"environment only\)",
+    )
+
+
+class SmallWindowLLM:
+    """An LLM whose window is ``context_window`` tokens of 4 characters each."""
+
+    name = "fake"
+    model = "fake-small-window"
+
+    def __init__(self, context_window: int):
+        self.context_window = context_window
+        self.counted: list[int] = []
+
+    def identity(self) -> dict:
+        return {"provider": self.name, "model": self.model}
+
+    def count_tokens(self, text: str) -> int:
+        self.counted.append(len(text))
+        return len(text) // 4
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        return LLMResponse("context", Usage(input_uncached=1, output=1), self.model)
+
+
+PROMPT = PromptVariant(
+    name="test",
+    document_template="<document>\n{document}\n</document>",
+    chunk_template="<chunk>\n{chunk}\n</chunk>",
+    max_tokens=60,
+)
+
+
+def paragraphs_as_chunks(doc: Document) -> list[Chunk]:
+    out, start = [], 0
+    for i, para in enumerate(doc.text.split("\n\n")):
+        begin = doc.text.index(para, start)
+        out.append(Chunk(f"{doc.doc_id}-{i}", doc.doc_id, i, begin, begin + len(para), para))
+        start = begin + len(para)
+    return out
+
+
+@pytest.mark.parametrize("window, chars", [(3_000, 40_000), (200_000, 900_000)])
+def test_a_document_larger_than_the_window_is_sent_as_a_window_around_each_chunk(
+    tmp_path, window, chars
+):
+    text = (huge_document(tmp_path / "huge", chars) / "huge.md").read_text()
+    doc = Document("huge.md", text, "A very long document")
+    chunks = paragraphs_as_chunks(doc)
+    llm = SmallWindowLLM(window)
+    ctx = LLMContext(PROMPT, llm, str(tmp_path / "contexts.sqlite"))
+    budget = window - PROMPT.max_tokens - 1024
+    windows = ctx._document_text(doc, chunks)
+    assert set(windows) == {c.index for c in chunks}
+    for c in chunks:
+        w = windows[c.index]
+        assert llm.count_tokens(w) <= budget  # fits the model with room for the prompt
+        assert len(w) < len(text)
+        assert c.text in w  # the chunk is inside its window...
+        begin = text.index(w)
+        middle = (c.start + c.end) // 2
+        if 0 < begin < len(text) - len(w):  # ...centred on it unless clamped at an end
+            assert abs(begin + len(w) // 2 - middle) <= 1
+    # the rendered prompts carry the window, not the whole document
+    _, _, rendered, _ = ctx.plan(Corpus("huge", [doc], []), chunks)
+    assert all(len(r.document) < len(text) for r in rendered)
+    assert all(c.text in r.document for c, r in zip(chunks, rendered, strict=True))
+    # a document that fits is sent whole
+    small = Document("small.md", text[:1000], "small")
+    assert ctx._document_text(small, paragraphs_as_chunks(small)) == {}
+
+
+# -- a failing run loses nothing already stored ---------------------------------------------
+
+
+def snapshot(cache: Path) -> dict[str, object]:
+    """Row counts of every SQLite table and the sha256 of every index file under ``cache``."""
+    state: dict[str, object] = {}
+    for db_file in sorted(cache.glob("*.sqlite")):
+        with sqlite3.connect(db_file) as db:
+            assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'"):
+                state[f"{db_file.name}:{table}"] = db.execute(
+                    f"SELECT COUNT(*) FROM {table}"
+                ).fetchone()[0]
+    for f in sorted((cache / "index").rglob("*")):
+        if f.is_file():
+            state[str(f.relative_to(cache))] = hashlib.sha256(f.read_bytes()).hexdigest()
+    return state
+
+
+def test_a_failing_run_loses_nothing_already_stored(tmp_path):
+    key = "sk-ant-test-bad-input"
+    notes = write_notes(tmp_path / "notes")
+    with AnthropicEmulator(api_key=key, ttft=0.0) as emu:
+        llm = ["context=llm", "llm=claude_haiku_5_5", f"llm.base_url={emu.url}"]
+        good = [*NOTES, f"dataset.path={notes}", *llm]
+        proc = run(tmp_path, *good, env={"ANTHROPIC_API_KEY": key})
+        assert proc.returncode == 0, proc.stderr
+        calls = emu.calls("/v1/messages", ok_only=True)
+        assert calls > 0
+        cache = tmp_path / "out" / "cache"
+        before = snapshot(cache)
+        assert before["embeddings.sqlite:embeddings"] > 0
+        assert before["contexts.sqlite:contexts"] == calls
+        assert any(k.startswith("index/dense/") for k in before)
+
+        # a bad file, a bad option, a missing key mid-run, and a 401 on new documents
+        assert_one_line_error(
+            run(tmp_path, *NOTES, f"dataset.path={BAD / 'folder_binary_md'}", *llm)
+        )
+        assert_one_line_error(run(tmp_path, *good, "+fusion.kk=3", env={"ANTHROPIC_API_KEY": key}))
+        assert_one_line_error(
+            run(tmp_path, *good, "embedder=openai_small", env={"ANTHROPIC_API_KEY": key}),
+            "OPENAI_API_KEY",
+        )
+        changed = write_notes(tmp_path / "changed", extra="\n\nA new closing paragraph.")
+        proc = run(
+            tmp_path,
+            *NOTES,
+            f"dataset.path={changed}",
+            *llm,
+            env={"ANTHROPIC_API_KEY": "sk-ant-wrong"},
+        )
+        assert_one_line_error(proc, "ANTHROPIC_API_KEY", "401")
+        assert snapshot(cache) == before
+
+        # and the good run is still free: every context and embedding comes from the stores
+        proc = run(tmp_path, *good, env={"ANTHROPIC_API_KEY": key})
+        assert proc.returncode == 0, proc.stderr
+        assert emu.calls("/v1/messages", ok_only=True) == calls
+        assert snapshot(cache) == before
