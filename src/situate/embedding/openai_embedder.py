@@ -152,8 +152,8 @@ class OpenAIEmbedder:
             ) from None
         except openai.AuthenticationError as exc:
             raise SituateError(
-                f"embedder=openai: the API refused the key in {self.api_key_env} ({_message(exc)}); "
-                "set a valid key"
+                f"embedder=openai: the API refused the key in {self.api_key_env} (401); "
+                "set a valid key"  # the API's message echoes part of the key: not repeated here
             ) from None
         except openai.NotFoundError as exc:
             raise SituateError(
