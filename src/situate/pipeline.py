@@ -78,8 +78,11 @@ class Pipeline:
         self.price_book = price_book
         self.cache = DirectoryCache(Path(cache_dir) / "index")
         self.locks = Path(cache_dir) / "locks"
+        # one commit per request batch: a kill mid-embedding pays again for one batch at most
         self.embeddings = CachedEmbeddings(
-            embedder, BlobStore(Path(cache_dir) / "embeddings.sqlite", "embeddings")
+            embedder,
+            BlobStore(Path(cache_dir) / "embeddings.sqlite", "embeddings"),
+            batch_size=getattr(embedder, "batch_size", 256),
         )
         self.reranker_cached = CachedReranker(
             reranker, BlobStore(Path(cache_dir) / "rerank.sqlite", "scores")

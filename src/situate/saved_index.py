@@ -35,9 +35,7 @@ def build(cfg: DictConfig, pipeline: Pipeline) -> tuple[Path, dict[str, float]]:
     folders = pipeline.build_indexes(chunks, contexts, set(RETRIEVERS), timings)
     key = index_key(cfg)
     store = DirectoryCache(Path(cfg.output_dir))
-    if store.has("index", key):
-        shutil.rmtree(store.path("index", key))
-    with store.writing("index", key) as tmp:
+    with store.writing("index", key, replace=True) as tmp:  # never a half-deleted old index
         for name, folder in folders.items():
             shutil.copytree(folder, tmp / name)
         manifest = {

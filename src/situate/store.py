@@ -5,9 +5,17 @@ a sweep only pays for what changed and an interrupted run resumes where it stopp
 store:
 
 - ``BlobStore``: many small values (one embedding, one context) in a SQLite table. Each batch is
-  one transaction, so a killed process leaves whole batches or nothing, never half an entry.
-- ``DirectoryCache``: whole artefacts (an index folder) built in a temporary sibling folder and
-  renamed into place only when complete.
+  one transaction, so a killed process leaves whole batches or nothing, never half an entry: an
+  uncommitted transaction is rolled back from the write-ahead log when the database is next
+  opened. (``synchronous=NORMAL``: a commit survives a killed process; after a power loss the
+  last commits may be rolled back, never half-applied.)
+- ``DirectoryCache``: whole artefacts (an index folder) built in a temporary sibling folder
+  (``.<key>-<host>-<pid>-...``), flushed to disk and renamed into place only when complete, so
+  a folder under its final name is always whole. A temporary folder left by a killed process is
+  never read (its name is not a key) and is deleted by the next build of the same key.
+- :func:`atomic_write_bytes` / :func:`atomic_write_text`: single files (``result.json``) written
+  to a temporary sibling, flushed, then renamed over the target: readers see the old file or the
+  new one, never a prefix.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import sqlite3
 import tempfile
 import threading
@@ -94,6 +103,16 @@ class BlobStore:
                 f"INSERT OR REPLACE INTO {self.table} (key, value) VALUES (?, ?)", list(items)
             )
 
+    def delete_many(self, keys: Iterable[str]) -> None:
+        """Remove ``keys`` (missing ones are ignored) in one transaction."""
+        with self._connect() as db:
+            db.executemany(f"DELETE FROM {self.table} WHERE key = ?", [(k,) for k in keys])
+
+    def items(self) -> list[tuple[str, bytes]]:
+        """Every (key, value) of the table (for small tables)."""
+        with self._connect() as db:
+            return db.execute(f"SELECT key, value FROM {self.table}").fetchall()
+
     def __len__(self) -> int:
         with self._connect() as db:
             return db.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0]
@@ -113,6 +132,67 @@ class _Transaction:
         self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
+def _fsync_dir(folder: Path) -> None:
+    """Make a rename or creation in ``folder`` durable (no-op where directories can't be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _fsync_tree(folder: Path) -> None:
+    """fsync every file under ``folder``, then the folders themselves."""
+    for dirpath, _, filenames in os.walk(folder):
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            if os.path.islink(path):
+                continue
+            with open(path, "rb") as f:
+                os.fsync(f.fileno())
+        _fsync_dir(Path(dirpath))
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old content or the new, never a part."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def atomic_write_text(path: str | Path, text: str, encoding: str = "utf-8") -> None:
+    atomic_write_bytes(path, text.encode(encoding))
+
+
+_HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
 class DirectoryCache:
     """Folders under ``root/<kind>/<key>`` that exist only once fully written."""
 
@@ -125,18 +205,51 @@ class DirectoryCache:
     def has(self, kind: str, key: str) -> bool:
         return self.path(kind, key).is_dir()
 
+    @staticmethod
+    def _prefix(key: str) -> str:
+        return f".{key[:12]}-{_HOST}-"
+
+    def stale_temporaries(self, kind: str, key: str) -> list[Path]:
+        """Temporary folders of ``key`` left by processes of this host that are gone (killed)."""
+        parent = self.path(kind, key).parent
+        if not parent.is_dir():
+            return []
+        stale = []
+        for tmp in parent.glob(f"{self._prefix(key)}*"):
+            pid = tmp.name[len(self._prefix(key)) :].split("-", 1)[0]
+            if pid.isdigit() and not _pid_alive(int(pid)):
+                stale.append(tmp)
+        return stale
+
     @contextlib.contextmanager
-    def writing(self, kind: str, key: str) -> Iterator[Path]:
-        """Yield a temporary folder to fill; it becomes ``path(kind, key)`` only if the block succeeds."""
+    def writing(self, kind: str, key: str, replace: bool = False) -> Iterator[Path]:
+        """Yield a temporary folder to fill; it becomes ``path(kind, key)`` only if the block succeeds.
+
+        The folder's files are flushed to disk before the rename. With ``replace``, an existing
+        folder of the same key is swapped out (renamed aside, then deleted) rather than deleted
+        in place, so a kill never leaves a half-deleted folder under the final name. Without it,
+        a folder another process finished first is kept.
+        """
         final = self.path(kind, key)
         final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{key[:12]}-", dir=final.parent))
+        for stale in self.stale_temporaries(kind, key):  # left by a killed build of this key
+            shutil.rmtree(stale, ignore_errors=True)
+        prefix = f"{self._prefix(key)}{os.getpid()}-"
+        tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=final.parent))
+        old = None
         try:
             yield tmp
+            _fsync_tree(tmp)
+            if replace and final.is_dir():
+                old = Path(tempfile.mkdtemp(prefix=f"{prefix}old-", dir=final.parent))
+                os.rename(final, old / key)
             try:
                 os.rename(tmp, final)
             except OSError:
                 if not final.is_dir():  # another process finished the same build first: keep theirs
                     raise
+            _fsync_dir(final.parent)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)

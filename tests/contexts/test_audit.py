@@ -9,7 +9,9 @@ DOC = "The parse_config function reads settings.yaml. Revenue was 314 million in
 
 
 def test_supported_tokens_pass():
-    assert unsupported_tokens("This chunk shows `parse_config` and revenue of 314 at ACME.", DOC) == []
+    assert (
+        unsupported_tokens("This chunk shows `parse_config` and revenue of 314 at ACME.", DOC) == []
+    )
 
 
 def test_invented_number_identifier_and_name_are_flagged():

@@ -16,12 +16,20 @@ from situate.errors import SituateError
 from situate.pricing import load_price_book
 
 # claude-haiku-5-5, USD per million tokens, typed here from conf/pricing/default.yaml's source
-INPUT, WRITE_5M, READ, OUTPUT = Fraction("0.10"), Fraction("0.125"), Fraction("0.01"), Fraction("0.50")
+INPUT, WRITE_5M, READ, OUTPUT = (
+    Fraction("0.10"),
+    Fraction("0.125"),
+    Fraction("0.01"),
+    Fraction("0.50"),
+)
 
 
 def by_hand(usage) -> Fraction:
     return (
-        usage.input_uncached * INPUT + usage.cache_write * WRITE_5M + usage.cache_read * READ + usage.output * OUTPUT
+        usage.input_uncached * INPUT
+        + usage.cache_write * WRITE_5M
+        + usage.cache_read * READ
+        + usage.output * OUTPUT
     ) / 1_000_000
 
 
@@ -44,14 +52,20 @@ def test_run_cost_is_the_sum_of_hand_priced_calls(key_env, tmp_path: Path):
     # the first call of a cacheable document wrote its prefix, the others read it
     writes = [r.usage.cache_write for d, r in ctx.calls if d == "a"]
     assert writes[0] > 0 and writes[1:] == [0, 0, 0]
-    assert costs.per_document["a"] == pytest.approx(float(sum(by_hand(r.usage) for d, r in ctx.calls if d == "a")))
+    assert costs.per_document["a"] == pytest.approx(
+        float(sum(by_hand(r.usage) for d, r in ctx.calls if d == "a"))
+    )
 
 
 @pytest.mark.parametrize("fault_rate", [0.0, 0.3])
-def test_budget_is_never_exceeded_and_a_higher_one_resumes(key_env, tmp_path: Path, fault_rate: float):
+def test_budget_is_never_exceeded_and_a_higher_one_resumes(
+    key_env, tmp_path: Path, fault_rate: float
+):
     book = load_price_book()
     corp, chunks = corpus()
-    faults = Faults.uniform(fault_rate, kinds=("429_retry_after", "529", "500", "reset"), seed=3, retry_after="0")
+    faults = Faults.uniform(
+        fault_rate, kinds=("429_retry_after", "529", "500", "reset"), seed=3, retry_after="0"
+    )
     with AnthropicEmulator(api_key=KEY, ttft=0.02, faults=faults) as emu:
         full = LLMContext(PROMPT, provider(emu), str(tmp_path / "full.sqlite"))
         full.contextualize(corp, chunks)
@@ -59,7 +73,10 @@ def test_budget_is_never_exceeded_and_a_higher_one_resumes(key_env, tmp_path: Pa
         cap = float(total) / 2
         store = str(tmp_path / "capped.sqlite")
         capped = LLMContext(PROMPT, provider(emu), store, budget_usd=cap, pricing=book)
-        with pytest.raises(SituateError, match=r"budget reached: .* rerun with a higher context.budget_usd to resume"):
+        with pytest.raises(
+            SituateError,
+            match=r"budget reached: .* rerun with a higher context.budget_usd to resume",
+        ):
             capped.contextualize(corp, chunks)
         spent = sum(by_hand(r.usage) for _, r in capped.calls)
         assert 0 < spent <= cap

@@ -13,7 +13,10 @@ from situate.evaluation.statistics import bootstrap_ci, compare, flipped, holm, 
 def exact_randomization_p(d: list[float]) -> float:
     """All 2^n sign flips: the exact two-sided p-value (fraction with |mean| >= observed)."""
     observed = abs(np.mean(d))
-    flips = [abs(np.mean([s * x for s, x in zip(signs, d, strict=True)])) for signs in itertools.product((-1, 1), repeat=len(d))]
+    flips = [
+        abs(np.mean([s * x for s, x in zip(signs, d, strict=True)]))
+        for signs in itertools.product((-1, 1), repeat=len(d))
+    ]
     return sum(f >= observed - 1e-12 for f in flips) / len(flips)
 
 

@@ -7,6 +7,24 @@ reservation is replaced by the real cost from the usage the provider reported. A
 reservation would take spending past the cap is not made. The cap covers every context of the
 configuration, so contexts already in the store count at what they cost when they were written:
 a rerun with the same cap spends nothing more, a rerun with a higher cap resumes.
+
+Retries are priced too. An attempt answered with an HTTP error (429, 529, 500...) was not
+processed and costs nothing: its call keeps its reservation for the next attempt. An attempt that
+got no answer at all (the connection was reset, or timed out) is *ambiguous*: the server may have
+processed and billed it before the connection dropped, and the client cannot tell. Such an
+attempt is counted as spent at its reserved estimate (:meth:`Budget.charge_ambiguous`), and the
+retry must reserve again; if that reservation would pass the cap, the retry is not sent and the
+budget stops. So ``spent`` is an upper bound of what the provider billed, and a run under faults
+never passes the cap, whatever its retries. (It may overcount: an emulator's ``reset`` fault,
+like many real resets, drops the request before it is processed.)
+
+Possibly billed attempts outlive the run: :class:`situate.contexts.llm.ContextStore` writes a
+charge row (the attempt's estimate) before each attempt is sent and deletes it once the attempt
+is answered with an error or its context is committed. Rows of ambiguous attempts stay, and so
+do those of attempts in flight when the process was killed (SIGKILL, power loss: the server
+finishes and bills them, their answers are lost); every later run of the configuration counts
+them as spent. A kill between a context's commit and the deletion of its row leaves a row too:
+counted once more than billed, on the safe side.
 """
 
 from __future__ import annotations
@@ -25,6 +43,10 @@ def estimated_tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN)
 
 
+class BudgetExhausted(Exception):
+    """A retry whose reservation would pass the cap: the call stops (the budget is stopped)."""
+
+
 class Budget:
     """Thread-safe reservations against ``limit_usd``."""
 
@@ -37,6 +59,7 @@ class Budget:
         self.spent = float(spent_usd)
         self.reserved = 0.0
         self.refused: float | None = None  # the estimate of the first call refused
+        self.ambiguous = 0.0  # USD of ambiguous attempts counted in ``spent``
         self._lock = threading.Lock()
 
     def estimate(self, request: LLMRequest) -> float:
@@ -64,6 +87,13 @@ class Budget:
 
     def release(self, estimate: float) -> None:
         self.settle(estimate, 0.0)
+
+    def charge_ambiguous(self, estimate: float) -> None:
+        """An attempt that may have been billed without an answer: its reservation is spent."""
+        with self._lock:
+            self.reserved -= estimate
+            self.spent += estimate
+            self.ambiguous += estimate
 
     @property
     def stopped(self) -> bool:

@@ -7,6 +7,22 @@ Every context is stored as soon as it arrives, keyed by the hash of the rendered
 and chunk text included), the prompt variant and the model with its generation parameters: a
 rerun pays nothing for what is stored, a changed document re-contextualizes only its own chunks,
 and an interrupted run resumes where it stopped.
+
+Faults and rate limits. Each attempt (first try or retry, see :mod:`situate.llm.retry`) passes a
+per-call gate: the requests/tokens-per-minute ceiling (``rpm``, ``tpm``), then an AIMD limit on
+attempts in flight (halved by a 429 or 529, +1 after a run of successes, between 1 and
+``concurrency``; :mod:`situate.llm.ratelimit`), and, with a budget, a new reservation when the
+previous attempt was ambiguous (no answer: it may have been billed, see
+:mod:`situate.contexts.budget`).
+
+Kills. A context is committed to the store (one SQLite transaction) as soon as its response is
+parsed, before the budget is settled or anything else runs, so the only calls a killed process
+can have paid for without keeping the answer are those in flight at that moment: answered by
+the server after the kill, or received less than a commit ago (``store_window_ms_max`` in the
+stats is the longest such gap of the run). Those cannot be avoided (the Messages API has no
+idempotency key, and a lost answer cannot be fetched again), but with a budget they are not
+forgotten: each attempt leaves a charge row in the store until it is answered (see
+:class:`ContextStore`), and the next run counts the rows a kill left at their estimates.
 """
 
 from __future__ import annotations
@@ -15,17 +31,22 @@ import json
 import logging
 import threading
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
+
 from situate.contexts.base import Placement
-from situate.contexts.budget import Budget
+from situate.contexts.budget import Budget, BudgetExhausted, estimated_tokens
 from situate.contexts.prompts import PromptVariant, RenderedPrompt
 from situate.errors import SituateError
 from situate.llm.base import LLMCallFailed, LLMProvider, LLMRequest, LLMResponse
+from situate.llm.ratelimit import AMBIGUOUS, OK, RATE_LIMITED, AIMDLimit, RateCeiling
+from situate.llm.retry import attempt_gate
 from situate.pricing import PriceBook
 from situate.progress import progress_bar
 from situate.records import Chunk, Context, Corpus, Document, Usage
@@ -54,10 +75,20 @@ class StoredContext:
 
 
 class ContextStore:
-    """Contexts on disk (SQLite, one transaction per context), content addressed."""
+    """Contexts on disk (SQLite, one transaction per context), content addressed.
+
+    With a budget, the same file keeps *charges*: one row per attempt that may have been billed
+    without its answer being stored (``<context key>#<attempt id>`` -> USD, the attempt's
+    reserved estimate). A row is written before the attempt is sent; it is deleted when the
+    attempt is answered with an error (nothing billed) or once its context is committed (the
+    context's own cost counts from then on); it stays when the attempt got no answer (ambiguous)
+    or when the process died with the attempt in flight. Every later run of the configuration
+    counts the rows of its keys as spent.
+    """
 
     def __init__(self, path: str | Path):
         self.blobs = BlobStore(path, "contexts")
+        self.charges = BlobStore(path, "context_charges")
 
     @staticmethod
     def key(rendered: RenderedPrompt, prompt: PromptVariant, llm: LLMProvider) -> str:
@@ -75,6 +106,21 @@ class ContextStore:
 
     def put(self, key: str, stored: StoredContext) -> None:
         self.blobs.put_many([(key, stored.to_bytes())])
+
+    def charge(self, key: str, usd: float) -> str:
+        """Record a possibly billed attempt for ``key``; returns its row's key."""
+        row = f"{key}#{uuid.uuid4().hex[:16]}"
+        self.charges.put_many([(row, repr(float(usd)).encode())])
+        return row
+
+    def charged(self, keys: set[str]) -> tuple[float, int]:
+        """USD and number of possibly billed attempts recorded for ``keys``."""
+        usd, n = 0.0, 0
+        for row, value in self.charges.items():
+            if row.split("#", 1)[0] in keys:
+                usd += float(value)
+                n += 1
+        return usd, n
 
 
 class LLMContext(Placement):
@@ -96,6 +142,13 @@ class LLMContext(Placement):
     batch : bool
         Send a document's first call alone, the rest through the provider's batch API (half price,
         asynchronous).
+    budget_usd : float or None
+        Spending cap for this configuration's contexts (see :mod:`situate.contexts.budget`).
+    rpm, tpm : int or None
+        Ceiling of attempts (requests, retries included) and of estimated tokens (input and
+        ``max_tokens`` of output) in any 60 seconds; None is no ceiling.
+    increase_after : int
+        Successful attempts in a row after which the AIMD limit on attempts in flight grows by 1.
     """
 
     name = "llm"
@@ -113,10 +166,21 @@ class LLMContext(Placement):
         placement: str = "after",
         separator: str = "\n\n",
         apply_to: Sequence[str] = ("dense", "sparse", "rerank"),
+        rpm: int | None = None,
+        tpm: int | None = None,
+        increase_after: int = 8,
     ):
         super().__init__(placement, separator, apply_to)
         if concurrency < 1:
             raise SituateError(f"context.concurrency={concurrency} must be >= 1")
+        RateCeiling(rpm, tpm)  # validates both
+        if increase_after < 1:
+            raise SituateError(f"context.increase_after={increase_after} must be >= 1")
+        self.rpm, self.tpm = rpm, tpm
+        self.rate_window = 60.0  # seconds the ceilings count over (tests shorten it)
+        self.increase_after = increase_after
+        self.limit: AIMDLimit | None = None
+        self.ceiling: RateCeiling | None = None
         self.prompt = prompt
         self.llm = llm
         self.store = ContextStore(store)
@@ -162,13 +226,20 @@ class LLMContext(Placement):
 
     def contextualize(self, corpus: Corpus, chunks: list[Chunk]) -> list[Context]:
         self.calls, self.failures, self.stats = [], [], {}  # this run's, not a previous run's
+        self._gates: list[_CallGate] = []
+        self._windows: list[float] = []
+        self._earlier: dict[str, float] = {}
         by_doc, windows, rendered, keys = self.plan(corpus, chunks)
         stored = self.store.get_many(list(dict.fromkeys(keys)))
-        self.budget = self._budget(stored)
+        self.budget = self._budget(stored, set(keys))
+        self.limit = AIMDLimit(self.concurrency, self.increase_after)
+        self.ceiling = RateCeiling(self.rpm, self.tpm, window=self.rate_window)
         first_row_of_key = {k: row for row, k in reversed(list(enumerate(keys)))}
         todo = sorted(
             row for k, row in first_row_of_key.items() if k not in stored
         )  # identical prompts: one call
+        for row in todo:  # a call that could never fit under context.tpm: say so before paying
+            self.ceiling.check(self._tokens(self._request(rendered[row])))
         log.info(
             "contexts: %d of %d stored already, %d to write with %s",
             len(chunks) - len(todo),
@@ -178,7 +249,10 @@ class LLMContext(Placement):
         )
         t = time.perf_counter()
         if todo:
-            with progress_bar(f"contextualizing {len(todo)} chunks ({self.llm.model})") as advance:
+            with (
+                progress_bar(f"contextualizing {len(todo)} chunks ({self.llm.model})") as advance,
+                ThreadPoolExecutor(max_workers=self.concurrency) as self._pool,
+            ):  # one pool for the run: its threads keep their store connections across documents
                 advance(0, len(todo))
                 todo_rows = set(todo)
                 for doc_id, rows in by_doc.items():
@@ -212,29 +286,50 @@ class LLMContext(Placement):
 
     # -- scheduling -------------------------------------------------------------------------
 
+    def _request(self, r: RenderedPrompt) -> LLMRequest:
+        return LLMRequest(
+            r.document, r.prompt, self.prompt.max_tokens, answer_prefix=r.answer_prefix
+        )
+
+    @staticmethod
+    def _tokens(request: LLMRequest) -> int:
+        """Tokens one attempt counts against ``tpm``: estimated input plus ``max_tokens``."""
+        text = request.document + request.prompt + request.answer_prefix
+        return estimated_tokens(text) + request.max_tokens
+
     def _document(self, doc_id, rows, chunks, rendered, keys, stored, advance) -> None:
         def call(row: int) -> None:
-            r = rendered[row]
-            request = LLMRequest(
-                r.document, r.prompt, self.prompt.max_tokens, answer_prefix=r.answer_prefix
-            )
+            request = self._request(rendered[row])
             estimate = self.budget.estimate(request) if self.budget else 0.0
             if self.budget and not self.budget.reserve(estimate):
                 advance(1)  # not sent: it would break the budget
                 return
+            gate = _CallGate(self, keys[row], self._tokens(request), estimate)
+            with self._lock:
+                self._gates.append(gate)
             try:
-                response = self.llm.complete(request)
+                with attempt_gate(gate):
+                    response = self.llm.complete(request)
+            except BudgetExhausted:  # a retry would pass the cap: the budget has stopped
+                advance(1)
+                return
             except LLMCallFailed as e:
                 with self._lock:
                     self.failures.append((chunks[row].chunk_id, str(e)))
                     self.stats["llm_retries"] = self.stats.get("llm_retries", 0) + e.retries
-                if self.budget:
-                    self.budget.release(estimate)
+                gate.release_reservation()
                 advance(1)
                 return
+            except BaseException:
+                gate.release_reservation()
+                raise
+            received = time.perf_counter()
+            self._keep(doc_id, keys[row], response, stored)  # committed before anything else
+            with self._lock:
+                self._windows.append(time.perf_counter() - received)
+            gate.committed()
             if self.budget:
                 self.budget.settle(estimate, self._cost(response))
-            self._keep(doc_id, keys[row], response, stored)
             advance(1)
 
         first, rest = (rows[:1], rows[1:]) if self.first_call_alone else ([], rows)
@@ -245,8 +340,7 @@ class LLMContext(Placement):
         if self.batch:
             self._batch(doc_id, rest, rendered, keys, stored, advance, chunks)
             return
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            list(pool.map(call, rest))
+        list(self._pool.map(call, rest))
 
     def _batch(self, doc_id, rows, rendered, keys, stored, advance, chunks) -> None:
         complete_batch = getattr(self.llm, "complete_batch", None)
@@ -288,21 +382,27 @@ class LLMContext(Placement):
             response.text.strip(), response.usage, response.model, self.prompt.name,
             response.seconds, response.retries, response.batch,
         )  # fmt: skip
-        self.store.put(key, item)  # stored before anything else can go wrong: never paid twice
+        self.store.put(key, item)  # committed first: a kill after this never pays for it again
         with self._lock:
             stored[key] = item
             self.calls.append((doc_id, response))
 
     # -- the budget -------------------------------------------------------------------------
 
-    def _budget(self, stored: dict[str, StoredContext]) -> Budget | None:
-        """The cap for this run; stored contexts count at what they cost when written."""
+    def _budget(self, stored: dict[str, StoredContext], keys: set[str]) -> Budget | None:
+        """The cap for this run; stored contexts count at what they cost when written, attempts
+        of earlier runs that may have been billed without an answer at their estimate."""
         if self.budget_usd is None:
             return None
         price = self.pricing.price(self.llm.model)
         ttl = getattr(self.llm, "cache_ttl", "5m")
         spent = sum(price.call_cost(s.usage, ttl=ttl, batch=s.batch).total for s in stored.values())
-        return Budget(self.budget_usd, price, ttl, spent)
+        charged, attempts = self.store.charged(keys)
+        self._earlier = {
+            "budget_earlier_unanswered_usd": charged,
+            "budget_earlier_unanswered_attempts": float(attempts),
+        }
+        return Budget(self.budget_usd, price, ttl, spent + charged)
 
     def _cost(self, response: LLMResponse) -> float:
         ttl = getattr(self.llm, "cache_ttl", "5m")
@@ -342,11 +442,86 @@ class LLMContext(Placement):
             "docs_windowed": float(sum(1 for w in windows.values() if w)),
             "contextualize_seconds": seconds,
         }
+        stats.update(self._limit_stats())
         for field in ("input_uncached", "cache_write", "cache_read", "output"):
             stats[f"tokens_{field}"] = float(sum(getattr(r.usage, field) for _, r in self.calls))
         stats.update(cache_shares(self.calls))
         stats.update(throughput([r for _, r in self.calls]))
         return stats
+
+    def _limit_stats(self) -> dict[str, float]:
+        """AIMD concurrency, rate ceiling waits, rate-limited and ambiguous attempts, commit gap."""
+        out: dict[str, float] = {
+            "llm_rate_limited": float(sum(g.rate_limited for g in self._gates)),
+            "llm_ambiguous_retries": float(sum(g.ambiguous for g in self._gates)),
+        }
+        if self.limit is not None:
+            out["concurrency_min"] = float(self.limit.minimum_seen)
+            out["concurrency_final"] = float(self.limit.limit)
+            out["concurrency_decreases"] = float(self.limit.decreases)
+        if self.ceiling is not None and self.ceiling.active:
+            out["rate_wait_seconds"] = self.ceiling.waited
+        if self._windows:
+            out["store_window_ms_max"] = 1000 * max(self._windows)
+            out["store_window_ms_p50"] = 1000 * float(np.median(self._windows))
+        if self.budget is not None:
+            out["budget_ambiguous_usd"] = self.budget.ambiguous
+            out.update(self._earlier)
+        return out
+
+
+class _CallGate:
+    """What each attempt of one call passes (see :mod:`situate.llm.retry`): the rate ceiling,
+    the AIMD limit and, with a budget, a new reservation after an ambiguous attempt and a charge
+    row in the store while the attempt may be billed without its answer kept."""
+
+    def __init__(self, ctx: LLMContext, key: str, tokens: int, estimate: float):
+        self.limit, self.ceiling, self.budget = ctx.limit, ctx.ceiling, ctx.budget
+        self.store, self.key = ctx.store, key
+        self.tokens, self.estimate = tokens, estimate
+        self.reserved = ctx.budget is not None  # the budget holds this call's reservation
+        self.charge: str | None = None  # the store row of the attempt in flight
+        self.epoch = 0
+        self.rate_limited = 0
+        self.ambiguous = 0
+
+    def before(self) -> None:
+        if self.budget is not None and not self.reserved:
+            if not self.budget.reserve(self.estimate):
+                raise BudgetExhausted
+            self.reserved = True
+        self.ceiling.acquire(self.tokens)
+        self.epoch = self.limit.acquire()
+        if self.budget is not None:  # counted by later runs unless this run clears it
+            self.charge = self.store.charge(self.key, self.estimate)
+
+    def after(self, outcome: str) -> None:
+        self.limit.release(self.epoch, outcome)
+        if outcome == RATE_LIMITED:
+            self.rate_limited += 1
+        if outcome == AMBIGUOUS:
+            self.ambiguous += 1
+            if self.budget is not None:
+                self.budget.charge_ambiguous(self.estimate)  # may have been billed: row stays
+                self.reserved = False
+                self.charge = None
+        elif outcome != OK:
+            self._clear()  # an HTTP error: not billed
+
+    def committed(self) -> None:
+        """The answer is stored: its own cost counts from now on, not the attempt's estimate."""
+        self._clear()
+
+    def _clear(self) -> None:
+        if self.charge is not None:
+            self.store.charges.delete_many([self.charge])
+            self.charge = None
+
+    def release_reservation(self) -> None:
+        """The call ended without an answer: hand back the reservation it still holds."""
+        if self.budget is not None and self.reserved:
+            self.budget.release(self.estimate)
+            self.reserved = False
 
 
 def throughput(responses: list[LLMResponse]) -> dict[str, float]:
@@ -359,7 +534,9 @@ def throughput(responses: list[LLMResponse]) -> dict[str, float]:
     generation_s = sum(r.extra["generation_seconds"] for r in timed)
     out = {}
     if prefill_s:
-        out["llm_prefill_tokens_per_s"] = sum(r.extra["evaluated_tokens"] for r in timed) / prefill_s
+        out["llm_prefill_tokens_per_s"] = (
+            sum(r.extra["evaluated_tokens"] for r in timed) / prefill_s
+        )
     if generation_s:
         out["llm_generation_tokens_per_s"] = sum(r.usage.output for r in timed) / generation_s
     return out

@@ -150,7 +150,7 @@ class OpenAIEmbedder:
             raise SituateError(
                 f"embedder=openai: the API refused a batch: {_message(exc)}"
             ) from None
-        except openai.AuthenticationError as exc:
+        except openai.AuthenticationError:
             raise SituateError(
                 f"embedder=openai: the API refused the key in {self.api_key_env} (401); "
                 "set a valid key"  # the API's message echoes part of the key: not repeated here

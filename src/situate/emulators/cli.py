@@ -3,6 +3,9 @@
 Prints one line with the config override and the key to export, e.g.::
 
     llm.base_url=http://127.0.0.1:8765  export ANTHROPIC_API_KEY=sk-ant-emulator
+
+``GET <url>/_emulator/stats`` answers the emulator's request counts (see
+:mod:`situate.emulators.server`); SIGTERM or Ctrl-C stops it.
 """
 
 from __future__ import annotations
@@ -12,7 +15,12 @@ import signal
 import sys
 import threading
 
-from situate.emulators.server import FAULT_KINDS, EmulatorServer, Faults, check_loopback
+from situate.emulators.server import (
+    ALL_FAULT_KINDS,
+    EmulatorServer,
+    Faults,
+    check_loopback,
+)
 
 PROVIDERS = ("anthropic", "openai", "cohere")
 DEFAULT_FAULTS = "429_retry_after,529,500,reset"  # 529 is Anthropic's "overloaded" only
@@ -70,10 +78,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
         default=None,
         help="comma-separated kinds the fault rate is split over (default: "
         "429_retry_after,529,500,reset for anthropic, the same without 529 for the others); "
-        f"known: {','.join(FAULT_KINDS)}",
+        f"known: {','.join(ALL_FAULT_KINDS)}",
     )
     parser.add_argument(
         "--retry-after", default="1", help="retry-after header of 429_retry_after faults (seconds)"
+    )
+    parser.add_argument(
+        "--slow-seconds", type=float, default=1.0, help="delay of slow faults (seconds)"
     )
     parser.add_argument(
         "--ttft", type=float, default=0.2, help="seconds to first token (LLM emulators)"
@@ -94,10 +105,13 @@ def main(argv: list[str]) -> int:
             raise ValueError(f"--port {args.port} must be within 0..65535")
         if args.ttft < 0:
             raise ValueError(f"--ttft {args.ttft} must be >= 0")
+        if args.slow_seconds < 0:
+            raise ValueError(f"--slow-seconds {args.slow_seconds} must be >= 0")
+        extra = {"retry_after": args.retry_after, "slow_seconds": args.slow_seconds}
         faults = (
-            Faults.uniform(args.fault_rate, kinds, seed=args.seed, retry_after=args.retry_after)
+            Faults.uniform(args.fault_rate, kinds, seed=args.seed, **extra)
             if kinds
-            else Faults(seed=args.seed)
+            else Faults(seed=args.seed, **extra)
         )
         server = build(args.provider, faults, args.ttft, args.host, args.port)
         url = server.start()

@@ -28,7 +28,14 @@ import time
 
 import numpy as np
 
-from situate.emulators.server import EmulatorServer, Faults, Request, Response, json_response
+from situate.emulators.server import (
+    EmulatorServer,
+    Faults,
+    Request,
+    Response,
+    body_hash,
+    json_response,
+)
 from situate.emulators.textmodel import approx_tokens, hashed_vector, truncate_normalize
 
 # model -> (native dimension, accepts `dimensions`, model name echoed in the response)
@@ -85,6 +92,15 @@ class OpenAIEmulator(EmulatorServer):
         self.max_tokens_per_input = max_tokens_per_input
         self.max_tokens_per_request = max_tokens_per_request
         self.route("POST", "/v1/embeddings", self._embeddings)
+
+    def billing_keys(self, path: str, body) -> tuple[str, ...]:
+        """Embeddings bill each input: one key per input (sha256 of its text or token ids)."""
+        inputs = body.get("input") if isinstance(body, dict) and path == "/v1/embeddings" else None
+        if inputs is None:
+            return super().billing_keys(path, body)
+        if isinstance(inputs, str) or (inputs and isinstance(inputs[0], int)):
+            inputs = [inputs]
+        return tuple(body_hash(x) for x in inputs)
 
     # errors in OpenAI's shape --------------------------------------------------------------
     def error_body(self, status: int, message: str, kind: str) -> dict:

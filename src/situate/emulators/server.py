@@ -23,7 +23,25 @@ requests, whatever the rates. Kinds:
 ``reset``           the socket is closed with a TCP reset and no response at all
 ``slow``            the real answer, after sleeping ``Faults.slow_seconds``
 
+and one more kind, never part of :data:`FAULT_KINDS` (so never drawn unless asked for):
+
+``reset_after``     the request is processed (and billed: caches written, usage counted), then
+                    the socket is reset before the answer is sent: what a client sees when a
+                    connection drops after the server did the work
+
 Unrouted paths (404/405) never get faults.
+
+Request statistics (emulator only)
+----------------------------------
+``GET /_emulator/stats`` (:data:`STATS_PATH`) answers :meth:`EmulatorServer.stats` as JSON: per
+path the requests received, their answers by status (``reset`` when none was sent), the faults
+injected, and per *billing key* how many times a request was billed (processed with a 2xx answer,
+whether or not the client still got it). A billing key is the sha256 of the request body (for
+embeddings: of each input text), so retries and reruns of the same prompt share a key.
+``?log=1`` adds every billed request with its arrival and answer times (``time.time()``). The
+endpoint is not an API route: it is never logged, counted or faulted, and no real provider has
+it. A process that drives a pipeline against an emulator in another process reads it to count
+what the pipeline sent and what it would have paid.
 
 Routes are exact paths, or templates with ``{name}`` segments (``/v1/messages/batches/{id}``)
 whose values the handler reads from ``Request.params``.
@@ -32,6 +50,7 @@ whose values the handler reads from ``Request.params``.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import random
 import re
@@ -46,6 +65,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 FAULT_KINDS = ("429", "429_retry_after", "529", "500", "reset", "slow")
+EXTRA_FAULT_KINDS = ("reset_after",)  # drawn only when asked for (see the module docstring)
+ALL_FAULT_KINDS = FAULT_KINDS + EXTRA_FAULT_KINDS
+STATS_PATH = "/_emulator/stats"
 
 # headers whose values are never stored in the request log (matched in lower case)
 SECRET_HEADERS = frozenset(
@@ -71,6 +93,7 @@ class Faults:
     rate_500: float = 0.0
     rate_reset: float = 0.0
     rate_slow: float = 0.0
+    rate_reset_after: float = 0.0
     seed: int = 0
     retry_after: str = "1"  # value of the retry-after header (seconds, as the APIs send it)
     slow_seconds: float = 1.0
@@ -83,6 +106,7 @@ class Faults:
             ("500", self.rate_500),
             ("reset", self.rate_reset),
             ("slow", self.rate_slow),
+            ("reset_after", self.rate_reset_after),  # last: the draws of the others stay put
         ]
         for kind, rate in pairs:
             if not 0.0 <= rate <= 1.0:
@@ -94,9 +118,9 @@ class Faults:
     @classmethod
     def uniform(cls, rate: float, kinds: tuple[str, ...] = FAULT_KINDS, **kw) -> Faults:
         """``rate`` split evenly over ``kinds``."""
-        unknown = set(kinds) - set(FAULT_KINDS)
+        unknown = set(kinds) - set(ALL_FAULT_KINDS)
         if unknown:
-            raise ValueError(f"unknown fault kinds {sorted(unknown)}; known: {FAULT_KINDS}")
+            raise ValueError(f"unknown fault kinds {sorted(unknown)}; known: {ALL_FAULT_KINDS}")
         each = rate / len(kinds)
         return cls(**{f"rate_{k}": each for k in kinds}, **kw)
 
@@ -146,6 +170,11 @@ class RecordedRequest:
     body: object
     fault: str | None = None
     status: int | None = None  # None: the connection was reset
+    billed: bool = False  # processed with a 2xx answer (delivered or not): the provider bills it
+    billing_keys: tuple[str, ...] = ()  # see EmulatorServer.billing_keys
+    usage: dict | None = None  # the numeric top-level fields of a billed answer's ``usage``
+    received_at: float = 0.0  # time.time() when the request was read
+    answered_at: float | None = None  # time.time() when the answer was ready (or the reset)
 
 
 Handler = Callable[[Request], Response]
@@ -233,9 +262,9 @@ class EmulatorServer:
     # faults --------------------------------------------------------------------------------
     def inject(self, *kinds: str) -> None:
         """Answer the next ``len(kinds)`` routed requests with these faults, in order."""
-        unknown = set(kinds) - set(FAULT_KINDS)
+        unknown = set(kinds) - set(ALL_FAULT_KINDS)
         if unknown:
-            raise ValueError(f"unknown fault kinds {sorted(unknown)}; known: {FAULT_KINDS}")
+            raise ValueError(f"unknown fault kinds {sorted(unknown)}; known: {ALL_FAULT_KINDS}")
         with self._lock:
             self._queued.extend(kinds)
 
@@ -295,6 +324,64 @@ class EmulatorServer:
             self.requests.clear()
             self._queued.clear()
 
+    def billing_keys(self, path: str, body) -> tuple[str, ...]:
+        """What a billed request is billed for: by default one key, the sha256 of its body as
+        canonical JSON (identical for a retry or a rerun of the same prompt). Subclasses whose
+        requests bill several items (embeddings: one per input) return one key per item."""
+        return (body_hash(body),)
+
+    def stats(self, log: bool = False) -> dict:
+        """Counts of the request log (what ``GET /_emulator/stats`` answers).
+
+        ``{"emulator", "requests", "paths": {path: {"requests", "status": {"200": n, "reset": n},
+        "faults": {kind: n}, "billed", "billed_usage": {field: sum}, "billed_keys": {key: n}}}}``;
+        with ``log``, also ``"billed_log": [{"path", "keys", "usage", "received_at",
+        "answered_at"}]``.
+        """
+        with self._lock:
+            records = list(self.requests)
+        paths: dict[str, dict] = {}
+        billed_log = []
+        for r in records:
+            p = paths.setdefault(
+                r.path,
+                {
+                    "requests": 0,
+                    "status": {},
+                    "faults": {},
+                    "billed": 0,
+                    "billed_usage": {},
+                    "billed_keys": {},
+                },
+            )
+            p["requests"] += 1
+            status = "reset" if r.status is None else str(r.status)
+            if r.answered_at is None:
+                status = "pending"  # still being answered
+            p["status"][status] = p["status"].get(status, 0) + 1
+            if r.fault:
+                p["faults"][r.fault] = p["faults"].get(r.fault, 0) + 1
+            if r.billed:
+                p["billed"] += 1
+                for k, v in (r.usage or {}).items():
+                    p["billed_usage"][k] = p["billed_usage"].get(k, 0) + v
+                for k in r.billing_keys:
+                    p["billed_keys"][k] = p["billed_keys"].get(k, 0) + 1
+                if log:
+                    billed_log.append(
+                        {
+                            "path": r.path,
+                            "keys": list(r.billing_keys),
+                            "usage": r.usage,
+                            "received_at": r.received_at,
+                            "answered_at": r.answered_at,
+                        }
+                    )
+        out = {"emulator": self.name, "requests": len(records), "paths": paths}
+        if log:
+            out["billed_log"] = billed_log
+        return out
+
     def _record(self, req: Request) -> RecordedRequest:
         headers = {k: (REDACTED if k in SECRET_HEADERS else v) for k, v in req.headers.items()}
         try:
@@ -302,6 +389,7 @@ class EmulatorServer:
         except (ValueError, UnicodeDecodeError):
             body = req.raw_body.decode("utf-8", errors="replace")
         rec = RecordedRequest(req.method, req.path, req.query, headers, body)
+        rec.received_at = time.time()
         with self._lock:
             self.requests.append(rec)
         return rec
@@ -319,21 +407,31 @@ class EmulatorServer:
             else:
                 resp = self.error(404, f"Unknown request URL: {req.method} {req.path}", "not_found")
             rec.status = resp.status
+            rec.answered_at = time.time()
             return resp, rec
         fault = self._draw_fault()
         rec.fault = fault
         if fault == "reset":
+            rec.answered_at = time.time()
             return None, rec
         if fault == "slow":
             time.sleep(self.faults.slow_seconds)
-        elif fault is not None:
+        elif fault is not None and fault != "reset_after":
             resp = self.fault_response(fault)
             rec.status = resp.status
+            rec.answered_at = time.time()
             return resp, rec
         try:
             resp = handler(req)
         except Exception as exc:  # a bug in an emulator: answer like a server would
             resp = self.error(500, f"emulator error: {type(exc).__name__}: {exc}", "server_error")
+        if 200 <= resp.status < 300:
+            rec.billing_keys = self.billing_keys(req.path, rec.body)
+            rec.usage = _usage_of(resp)
+            rec.billed = True
+        rec.answered_at = time.time()
+        if fault == "reset_after":  # processed and billed, then the connection drops
+            return None, rec
         rec.status = resp.status
         return resp, rec
 
@@ -388,6 +486,26 @@ class EmulatorServer:
         self.stop()
 
 
+def _usage_of(resp: Response) -> dict | None:
+    if resp.content_type != "application/json" or b'"usage"' not in resp.body:
+        return None
+    try:
+        usage = json.loads(resp.body).get("usage")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(usage, dict):
+        return None
+    return {
+        k: v for k, v in usage.items() if isinstance(v, int | float) and not isinstance(v, bool)
+    }
+
+
+def body_hash(obj) -> str:
+    """sha256 (hex) of ``obj`` as canonical JSON: the default billing key of a request body."""
+    data = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
 class _RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs' connection pools expect
     server_emulator: EmulatorServer
@@ -421,7 +539,11 @@ class _RequestHandler(BaseHTTPRequestHandler):
             headers={k.lower(): v for k, v in self.headers.items()},
             raw_body=self._read_body(),
         )
-        resp, _ = self.server_emulator._dispatch(req)
+        if req.path == STATS_PATH and req.method == "GET":  # emulator-only: not an API request
+            log = (req.query.get("log") or ["0"])[0] not in ("0", "", "false")
+            resp = json_response(200, self.server_emulator.stats(log=log))
+        else:
+            resp, _ = self.server_emulator._dispatch(req)
         if resp is None:
             self._reset()
             return

@@ -21,7 +21,9 @@ _BLOCK = 2000  # resamples drawn at a time (bounded memory for large question se
 def _pair(a, b) -> np.ndarray:
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"paired scores must be two vectors of one length, got {a.shape} and {b.shape}")
+        raise ValueError(
+            f"paired scores must be two vectors of one length, got {a.shape} and {b.shape}"
+        )
     return b - a
 
 
@@ -45,7 +47,9 @@ def randomization_test(a, b, permutations: int = 10_000, seed: int = 0) -> float
     return (1 + extreme) / (1 + permutations)
 
 
-def bootstrap_ci(a, b, resamples: int = 10_000, confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
+def bootstrap_ci(
+    a, b, resamples: int = 10_000, confidence: float = 0.95, seed: int = 0
+) -> tuple[float, float]:
     """Percentile bootstrap interval of mean(b - a), resampling questions with replacement."""
     d = _pair(a, b)
     if len(d) == 0:

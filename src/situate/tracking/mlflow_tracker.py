@@ -71,7 +71,13 @@ class MlflowTracker:
         run = mlflow.MlflowClient().create_run(self.prepare(), run_name=name, tags=dict(tags))
         return run.info.run_id
 
-    def end_parent(self, run_id: str, metrics: Mapping[str, float], text_artifacts: Mapping[str, str], failed: bool) -> None:
+    def end_parent(
+        self,
+        run_id: str,
+        metrics: Mapping[str, float],
+        text_artifacts: Mapping[str, str],
+        failed: bool,
+    ) -> None:
         client = self._client().MlflowClient()
         for key, value in metrics.items():
             client.log_metric(run_id, key, float(value))
@@ -81,7 +87,11 @@ class MlflowTracker:
 
     @contextlib.contextmanager
     def run(
-        self, name: str, params: Mapping[str, Any], tags: Mapping[str, str], parent_run_id: str | None = None
+        self,
+        name: str,
+        params: Mapping[str, Any],
+        tags: Mapping[str, str],
+        parent_run_id: str | None = None,
     ) -> Iterator[str]:
         mlflow = self._client()
         experiment_id = self.prepare()

@@ -16,7 +16,17 @@ from omegaconf import DictConfig
 
 RESULT_FILE = "result.json"
 PARENT_FILE = "parent_run_id"  # in the sweep folder: the MLflow run the sweep's jobs nest under
-GROUPS = ("arm", "dataset", "chunker", "context", "embedder", "dense", "sparse", "fusion", "reranker")
+GROUPS = (
+    "arm",
+    "dataset",
+    "chunker",
+    "context",
+    "embedder",
+    "dense",
+    "sparse",
+    "fusion",
+    "reranker",
+)
 LLM_GROUPS = ("prompt", "llm")  # meaningful only with context=llm
 
 
@@ -33,7 +43,12 @@ class ResultsTable(Callback):
         sweep = Path(config.hydra.sweep.dir)
         params = {str(k): str(v) for k, v in (config.hydra.sweeper.get("params") or {}).items()}
         overrides = " ".join(config.hydra.overrides.task)
-        tags = {"sweep": "true", "sweep_dir": str(sweep), "overrides": overrides, **{f"sweep.{k}": v for k, v in params.items()}}
+        tags = {
+            "sweep": "true",
+            "sweep_dir": str(sweep),
+            "overrides": overrides,
+            **{f"sweep.{k}": v for k, v in params.items()},
+        }
         parent = tracker.start_parent(f"sweep {overrides or sweep.name}", tags)
         if parent:
             sweep.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,57 @@
+"""A small corpus and an LLM context against the Anthropic emulator, for the reliability tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from situate.contexts.llm import LLMContext
+from situate.contexts.prompts import PromptVariant
+from situate.llm.anthropic_provider import AnthropicProvider
+from situate.records import Chunk, Corpus, Document
+
+KEY = "sk-ant-test-reliability"
+MODEL = "claude-haiku-5-5"  # caches from 512 tokens; priced in conf/pricing/default.yaml
+
+PROMPT = PromptVariant(
+    name="test",
+    document_template="<document>\n{title}\n{document}\n</document>",
+    chunk_template="Here is the chunk:\n<chunk>\n{chunk}\n</chunk>\nSituate it in the document.",
+    max_tokens=60,
+)
+
+
+def document(doc_id: str, title: str, topic: str, paragraphs: int) -> Document:
+    paras = []
+    for p in range(paragraphs):
+        words = " ".join(f"{topic}{p}x{i} detail{i % 13}" for i in range(60))
+        paras.append(f"Section {p} on {topic} subject{p}. {words}.")
+    return Document(doc_id, "\n\n".join(paras), title=title)
+
+
+def chunks_of(doc: Document) -> list[Chunk]:
+    out, start = [], 0
+    for i, para in enumerate(doc.text.split("\n\n")):
+        begin = doc.text.index(para, start)
+        out.append(Chunk(f"{doc.doc_id}-{i}", doc.doc_id, i, begin, begin + len(para), para))
+        start = begin + len(para)
+    return out
+
+
+def corpus(paragraphs: tuple[int, ...] = (6, 6, 4)) -> tuple[Corpus, list[Chunk]]:
+    topics = ("ice", "port", "fern", "salt", "kiln", "moss")
+    docs = [
+        document(f"d{i}", f"Title {topics[i].title()}", topics[i], n)
+        for i, n in enumerate(paragraphs)
+    ]
+    return Corpus("test", docs, []), [c for d in docs for c in chunks_of(d)]
+
+
+def provider(emu, **kw) -> AnthropicProvider:
+    kw.setdefault("backoff_base", 0.005)
+    kw.setdefault("backoff_max", 0.05)
+    return AnthropicProvider(MODEL, base_url=emu.url, min_cacheable_tokens=512, **kw)
+
+
+def context(emu, store: Path, **kw) -> LLMContext:
+    llm = kw.pop("llm", None) or provider(emu)
+    return LLMContext(PROMPT, llm, str(store), **kw)
