@@ -28,7 +28,7 @@ import time
 
 from common import OUT, write_json
 
-KEY = "sk-ant-bench-emulator"
+KEY = "emulator-key-bench-emulator"
 
 
 def run_schedule(first_call_alone: bool, ttft: float, concurrency: int) -> dict:

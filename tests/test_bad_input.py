@@ -25,6 +25,8 @@ from situate.records import Chunk, Corpus, Document, Usage
 from test_cli import assert_one_line_error
 
 BAD = Path(__file__).parent / "data" / "bad"
+# the bad cookbook folders use other file names than the real data set's
+COOKBOOK_NAMES = ["dataset.chunks_file=chunks.json", "dataset.questions_file=questions.jsonl"]
 NO_KEYS = {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "CO_API_KEY": ""}
 FUSIONS = "comb_mnz, comb_sum, dbsf, dense_only, minmax_sum, rrf, sparse_only, weighted_rank, weighted_rrf, zscore_sum"
 
@@ -54,8 +56,8 @@ def run(tmp_path: Path, *args: str, env: dict | None = None) -> subprocess.Compl
 DATA_CASES = [
     (
         "cookbook_invalid_json",
-        ["dataset=cookbook"],
-        rf"error: {p('cookbook_invalid_json/codebase_chunks.json')}:4:15: invalid JSON "
+        ["dataset=cookbook", *COOKBOOK_NAMES],
+        rf"error: {p('cookbook_invalid_json/chunks.json')}:4:15: invalid JSON "
         r"\(Expecting value\); fix the file at that line",
     ),
     (
@@ -72,8 +74,8 @@ DATA_CASES = [
     ),
     (
         "cookbook_wrong_fields",
-        ["dataset=cookbook"],
-        rf"error: {p('cookbook_wrong_fields/codebase_chunks.json')}: document 0: missing field\(s\) "
+        ["dataset=cookbook", *COOKBOOK_NAMES],
+        rf"error: {p('cookbook_wrong_fields/chunks.json')}: document 0: missing field\(s\) "
         r"content \(fields present: chunks, doc_id, original_uuid, text\); rename or add them",
     ),
     (
@@ -414,7 +416,7 @@ def snapshot(cache: Path) -> dict[str, object]:
 
 
 def test_a_failing_run_loses_nothing_already_stored(tmp_path):
-    key = "sk-ant-test-bad-input"
+    key = "emulator-key-test-bad-input"
     notes = write_notes(tmp_path / "notes")
     with AnthropicEmulator(api_key=key, ttft=0.0) as emu:
         llm = ["context=llm", "llm=claude_haiku_5_5", f"llm.base_url={emu.url}"]

@@ -15,7 +15,7 @@ from situate.llm.anthropic_provider import AnthropicProvider
 from situate.llm.base import LLMRequest, LLMResponse
 from situate.records import Chunk, Corpus, Document
 
-KEY = "sk-ant-test-context-31a"
+KEY = "emulator-key-test-context-31a"
 MODEL = "claude-haiku-5-5"  # caches from 512 tokens
 
 PROMPT = PromptVariant(

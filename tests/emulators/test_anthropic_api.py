@@ -20,7 +20,7 @@ from situate.errors import SituateError
 from situate.llm.anthropic_provider import AnthropicProvider
 from situate.llm.base import LLMRequest
 
-KEY = "sk-ant-test-7c1e9b2a4d"
+KEY = "emulator-key-test-7c1e9b2a4d"
 MODEL = "claude-haiku-5-5"  # caches from 512 tokens
 
 

@@ -9,7 +9,7 @@ from situate.contexts.prompts import PromptVariant
 from situate.llm.anthropic_provider import AnthropicProvider
 from situate.records import Chunk, Corpus, Document
 
-KEY = "sk-ant-test-reliability"
+KEY = "emulator-key-test-reliability"
 MODEL = "claude-haiku-5-5"  # caches from 512 tokens; priced in conf/pricing/default.yaml
 
 PROMPT = PromptVariant(

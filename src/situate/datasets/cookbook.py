@@ -29,18 +29,29 @@ class CookbookLoader:
     max_documents : int or None
         Keep only the first N documents (and the questions whose gold lies in them): small slices
         for tests.
+    chunks_file, questions_file : str
+        File names inside ``path`` (your own data in the cookbook's format may use others).
     """
 
-    def __init__(self, path: str, name: str = "cookbook", max_documents: int | None = None):
+    def __init__(
+        self,
+        path: str,
+        name: str = "cookbook",
+        max_documents: int | None = None,
+        chunks_file: str = "codebase_chunks.json",
+        questions_file: str = "evaluation_set.jsonl",
+    ):
         self.path = Path(path)
         self.name = name
         self.max_documents = max_documents
+        self.chunks_file = chunks_file
+        self.questions_file = questions_file
 
     def load(self) -> Corpus:
         folder = existing_path(self.path, "cookbook data folder", FETCH_HINT)
-        chunks_file = existing_path(folder / "codebase_chunks.json", "cookbook chunks", FETCH_HINT)
+        chunks_file = existing_path(folder / self.chunks_file, "cookbook chunks", FETCH_HINT)
         questions_file = existing_path(
-            folder / "evaluation_set.jsonl", "cookbook questions", FETCH_HINT
+            folder / self.questions_file, "cookbook questions", FETCH_HINT
         )
 
         raw_docs = read_json(chunks_file)
@@ -128,7 +139,7 @@ class CookbookLoader:
                 gold.append(Span(doc_id, c.start, c.end, "chunk_text"))
             if missing_doc and self.max_documents is None:
                 raise SituateError(
-                    f"{where}: gold names a document uuid that is not in codebase_chunks.json; "
+                    f"{where}: gold names a document uuid that is not in {self.chunks_file}; "
                     "fix golden_chunk_uuids"
                 )
             if gold and not missing_doc:
