@@ -50,6 +50,7 @@ def build_pipeline(cfg: DictConfig) -> Pipeline:
         evaluator=instantiate_stage(cfg, "eval"),
         cache_dir=cfg.cache_dir,
         price_book=instantiate_stage(cfg, "pricing") if cfg.get("pricing") else None,
+        unverified_cache=cfg.unverified_cache,
     )
 
 

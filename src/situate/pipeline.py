@@ -71,6 +71,7 @@ class Pipeline:
         evaluator: Evaluator,
         cache_dir: str | Path,
         price_book: PriceBook | None = None,
+        unverified_cache: str = "refuse",
     ):
         self.dataset, self.chunker, self.context = dataset, chunker, context
         self.embedder, self.dense, self.sparse = embedder, dense, sparse
@@ -83,9 +84,10 @@ class Pipeline:
             embedder,
             BlobStore(Path(cache_dir) / "embeddings.sqlite", "embeddings"),
             batch_size=getattr(embedder, "batch_size", 256),
+            unverified=unverified_cache,
         )
         self.reranker_cached = CachedReranker(
-            reranker, BlobStore(Path(cache_dir) / "rerank.sqlite", "scores")
+            reranker, BlobStore(Path(cache_dir) / "rerank.sqlite", "scores"), unverified_cache
         )
 
     def prepare(self, timings: dict[str, float]) -> tuple[Corpus, list[Chunk], list[Context]]:

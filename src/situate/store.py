@@ -108,6 +108,14 @@ class BlobStore:
         with self._connect() as db:
             db.executemany(f"DELETE FROM {self.table} WHERE key = ?", [(k,) for k in keys])
 
+    def move(self, items: dict[str, bytes], old_keys: Iterable[str]) -> None:
+        """Store ``items`` and delete ``old_keys`` in one transaction (re-keying entries)."""
+        with self._connect() as db:
+            db.executemany(
+                f"INSERT OR REPLACE INTO {self.table} (key, value) VALUES (?, ?)", items.items()
+            )
+            db.executemany(f"DELETE FROM {self.table} WHERE key = ?", [(k,) for k in old_keys])
+
     def items(self) -> list[tuple[str, bytes]]:
         """Every (key, value) of the table (for small tables)."""
         with self._connect() as db:

@@ -60,6 +60,7 @@ def test_top_n_and_max_tokens_per_doc_are_sent(emu):
         "model": "rerank-english-v3.0",
         "max_tokens_per_doc": 64,
         "top_n": 2,
+        "endpoint": emu.url,
     }
 
 

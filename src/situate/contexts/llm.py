@@ -43,6 +43,7 @@ import numpy as np
 from situate.contexts.base import Placement
 from situate.contexts.budget import Budget, BudgetExhausted, estimated_tokens
 from situate.contexts.prompts import PromptVariant, RenderedPrompt
+from situate.endpoints import legacy_identity, recover_unverified
 from situate.errors import SituateError
 from situate.llm.base import LLMCallFailed, LLMProvider, LLMRequest, LLMResponse
 from situate.llm.ratelimit import AMBIGUOUS, OK, RATE_LIMITED, AIMDLimit, RateCeiling
@@ -64,6 +65,9 @@ class StoredContext:
     seconds: float
     retries: int
     batch: bool
+    # where the answer came from (the provider's endpoint; "" for a local model or an entry
+    # written before endpoints were recorded and adopted by the user)
+    endpoint: str = ""
 
     def to_bytes(self) -> bytes:
         return json.dumps({**asdict(self), "usage": asdict(self.usage)}).encode()
@@ -91,18 +95,57 @@ class ContextStore:
         self.charges = BlobStore(path, "context_charges")
 
     @staticmethod
-    def key(rendered: RenderedPrompt, prompt: PromptVariant, llm: LLMProvider) -> str:
+    def key(
+        rendered: RenderedPrompt,
+        prompt: PromptVariant,
+        llm: LLMProvider,
+        identity: dict | None = None,
+    ) -> str:
+        """The store key: the prompt as sent and ``identity`` (the model's, endpoint included)."""
         return content_hash(
             "context",
             rendered.document,
             rendered.prompt,
             rendered.answer_prefix,
             prompt.max_tokens,
-            llm.identity(),
+            llm.identity() if identity is None else identity,
         )
 
-    def get_many(self, keys: list[str]) -> dict[str, StoredContext]:
-        return {k: StoredContext.from_bytes(v) for k, v in self.blobs.get_many(keys).items()}
+    def get_many(self, keys: list[str], endpoint: str = "") -> dict[str, StoredContext]:
+        """The stored contexts of ``keys``; one recorded as written by another endpoint is refused."""
+        found = {k: StoredContext.from_bytes(v) for k, v in self.blobs.get_many(keys).items()}
+        for stored in found.values():
+            if stored.endpoint and stored.endpoint != endpoint:
+                raise SituateError(
+                    f"{self.blobs.path}: a context stored for {endpoint or 'a local model'} records "
+                    f"{stored.endpoint} as its writer (a corrupted or hand-edited store); "
+                    "move the file aside"
+                )
+        return found
+
+    def recover_unverified(
+        self, legacy_of: dict[str, str], policy: str, model: str, endpoint: str
+    ) -> dict[str, StoredContext]:
+        """Contexts stored before keys named the endpoint (see :mod:`situate.endpoints`)."""
+
+        def vouched(blob: bytes) -> bytes:
+            return json.dumps({**json.loads(blob), "endpoint": endpoint}).encode()
+
+        adopted = recover_unverified(
+            self.blobs, legacy_of, policy, f"contexts for {model}", endpoint, vouched
+        )
+        if adopted:  # attempts charged under the old keys now count under the new ones
+            new_of = {old: new for new, old in legacy_of.items() if new in adopted}
+            rows = [(r, v) for r, v in self.charges.items() if r.split("#", 1)[0] in new_of]
+            moved = {f"{new_of[r.split('#', 1)[0]]}#{r.split('#', 1)[1]}": v for r, v in rows}
+            self.charges.move(moved, [r for r, _ in rows])
+            log.warning(
+                "contexts: %d stored without their endpoint adopted as written by %s "
+                "(unverified_cache=adopt)",
+                len(adopted),
+                endpoint,
+            )
+        return {k: StoredContext.from_bytes(v) for k, v in adopted.items()}
 
     def put(self, key: str, stored: StoredContext) -> None:
         self.blobs.put_many([(key, stored.to_bytes())])
@@ -134,6 +177,9 @@ class LLMContext(Placement):
         The model (``conf/llm/``), with its minimum cacheable prompt length and context window.
     store : str
         The context store (SQLite file).
+    unverified : {"refuse", "adopt", "ignore"}
+        What to do with contexts this run needs that an older situate stored without the
+        endpoint that wrote them (:mod:`situate.endpoints`; ``unverified_cache`` in config.yaml).
     concurrency : int
         Calls in flight at once within a document, after its first call.
     first_call_alone : bool
@@ -158,6 +204,7 @@ class LLMContext(Placement):
         prompt: PromptVariant,
         llm: LLMProvider,
         store: str,
+        unverified: str = "refuse",
         concurrency: int = 4,
         first_call_alone: bool = True,
         batch: bool = False,
@@ -184,6 +231,7 @@ class LLMContext(Placement):
         self.prompt = prompt
         self.llm = llm
         self.store = ContextStore(store)
+        self.unverified = unverified
         if budget_usd is not None and pricing is None:
             raise SituateError(
                 "context.budget_usd needs prices: keep `pricing` in the config (conf/pricing/)"
@@ -198,6 +246,11 @@ class LLMContext(Placement):
         self.failures: list[tuple[str, str]] = []  # (chunk_id, error)
         self.stats: dict[str, float] = {}
         self._lock = threading.Lock()
+
+    @property
+    def endpoint(self) -> str:
+        """The API endpoint that writes this run's contexts ("" for a local model)."""
+        return self.llm.identity().get("endpoint", "")
 
     def plan(
         self, corpus: Corpus, chunks: list[Chunk]
@@ -221,8 +274,26 @@ class LLMContext(Placement):
     def lookup(self, corpus: Corpus, chunks: list[Chunk]) -> list[StoredContext | None]:
         """The stored context of each chunk, None where none is stored (spends nothing)."""
         *_, keys = self.plan(corpus, chunks)
-        stored = self.store.get_many(list(dict.fromkeys(keys)))
+        stored = self.store.get_many(list(dict.fromkeys(keys)), self.endpoint)
         return [stored.get(k) for k in keys]
+
+    def _stored(self, rendered: list[RenderedPrompt], keys: list[str]) -> dict[str, StoredContext]:
+        """The stored contexts of ``keys``, with those an older situate stored without their
+        endpoint acted on by ``unverified`` (refused before anything is paid, by default)."""
+        stored = self.store.get_many(list(dict.fromkeys(keys)), self.endpoint)
+        legacy = legacy_identity(self.llm.identity())
+        if legacy is not None:
+            legacy_of = {
+                k: ContextStore.key(r, self.prompt, self.llm, legacy)
+                for r, k in zip(rendered, keys, strict=True)
+                if k not in stored
+            }
+            stored.update(
+                self.store.recover_unverified(
+                    legacy_of, self.unverified, self.llm.model, self.endpoint
+                )
+            )
+        return stored
 
     def contextualize(self, corpus: Corpus, chunks: list[Chunk]) -> list[Context]:
         self.calls, self.failures, self.stats = [], [], {}  # this run's, not a previous run's
@@ -230,7 +301,7 @@ class LLMContext(Placement):
         self._windows: list[float] = []
         self._earlier: dict[str, float] = {}
         by_doc, windows, rendered, keys = self.plan(corpus, chunks)
-        stored = self.store.get_many(list(dict.fromkeys(keys)))
+        stored = self._stored(rendered, keys)
         self.budget = self._budget(stored, set(keys))
         self.limit = AIMDLimit(self.concurrency, self.increase_after)
         self.ceiling = RateCeiling(self.rpm, self.tpm, window=self.rate_window)
@@ -241,11 +312,12 @@ class LLMContext(Placement):
         for row in todo:  # a call that could never fit under context.tpm: say so before paying
             self.ceiling.check(self._tokens(self._request(rendered[row])))
         log.info(
-            "contexts: %d of %d stored already, %d to write with %s",
+            "contexts: %d of %d stored already, %d to write with %s%s",
             len(chunks) - len(todo),
             len(chunks),
             len(todo),
             self.llm.model,
+            f" at {self.endpoint}" if self.endpoint else "",
         )
         t = time.perf_counter()
         if todo:
@@ -380,7 +452,7 @@ class LLMContext(Placement):
     def _keep(self, doc_id: str, key: str, response: LLMResponse, stored: dict) -> None:
         item = StoredContext(
             response.text.strip(), response.usage, response.model, self.prompt.name,
-            response.seconds, response.retries, response.batch,
+            response.seconds, response.retries, response.batch, self.endpoint,
         )  # fmt: skip
         self.store.put(key, item)  # committed first: a kill after this never pays for it again
         with self._lock:

@@ -7,6 +7,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
+from situate.endpoints import legacy_identity, recover_unverified
 from situate.store import BlobStore, content_hash
 
 Kind = Literal["document", "query"]
@@ -34,14 +35,24 @@ def normalize(vectors: np.ndarray) -> np.ndarray:
 class CachedEmbeddings:
     """Embeds texts through ``embedder``, paying only for texts not in the store.
 
-    The key of a vector is ``sha256(embedder.identity(), kind, text)``. Missing texts are encoded
-    in batches, and each batch is stored as soon as it is done, so an interrupted run resumes.
+    The key of a vector is ``sha256(embedder.identity(), kind, text)``; an API embedder's identity
+    names its endpoint, so an emulator's vectors are never served to a run against the real API.
+    Missing texts are encoded in batches, and each batch is stored as soon as it is done, so an
+    interrupted run resumes. ``unverified`` acts on vectors an older situate stored without their
+    endpoint (:mod:`situate.endpoints`).
     """
 
-    def __init__(self, embedder: Embedder, store: BlobStore, batch_size: int = 256):
+    def __init__(
+        self,
+        embedder: Embedder,
+        store: BlobStore,
+        batch_size: int = 256,
+        unverified: str = "refuse",
+    ):
         self.embedder = embedder
         self.store = store
         self.batch_size = batch_size
+        self.unverified = unverified
         self.encoded = 0  # texts actually sent to the model (cache misses) in this process
 
     def __call__(
@@ -52,8 +63,22 @@ class CachedEmbeddings:
         keys = [content_hash(ident, kind, t) for t in texts]
         unique = list(dict.fromkeys(keys))
         found = self.store.get_many(unique)
-        missing = [k for k in unique if k not in found]
         text_of = dict(zip(keys, texts, strict=True))
+        legacy = legacy_identity(ident)
+        if legacy is not None:
+            legacy_of = {
+                k: content_hash(legacy, kind, text_of[k]) for k in unique if k not in found
+            }
+            found.update(
+                recover_unverified(
+                    self.store,
+                    legacy_of,
+                    self.unverified,
+                    f"{kind} vectors of {self.embedder.name}",
+                    ident["endpoint"],
+                )  # fmt: skip
+            )
+        missing = [k for k in unique if k not in found]
         if progress:
             progress(len(unique) - len(missing), len(unique))
         for i in range(0, len(missing), self.batch_size):

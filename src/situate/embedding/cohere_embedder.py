@@ -19,6 +19,8 @@ import time
 import numpy as np
 
 from situate.embedding.base import Kind, normalize
+from situate.endpoints import base_url as resolved_base_url
+from situate.endpoints import endpoint
 from situate.errors import SituateError
 from situate.llm.api_key import api_key
 
@@ -32,13 +34,12 @@ def cohere_client(
     """A ``cohere.ClientV2`` with the key from ``api_key_env`` (and only from there)."""
     import cohere
 
-    kwargs = {"base_url": base_url} if base_url else {}
     return cohere.ClientV2(
         api_key=api_key(api_key_env, option),
+        base_url=resolved_base_url("cohere", base_url),  # exactly the endpoint cache keys name
         timeout=timeout,
         max_retries=max_retries,
         log_warning_experimental_features=False,
-        **kwargs,
     )
 
 
@@ -93,6 +94,7 @@ class CohereEmbedder:
         self.truncate = truncate
         self.batch_size = batch_size
         self.base_url = base_url
+        self.endpoint = endpoint(self.provider, base_url)
         self.api_key_env = api_key_env
         self.max_retries = max_retries
         self.timeout = timeout
@@ -107,6 +109,7 @@ class CohereEmbedder:
             "dimensions": self.dimensions,
             "truncate": self.truncate,
             "input_types": dict(INPUT_TYPES),
+            "endpoint": self.endpoint,
         }
 
     def _load(self):

@@ -19,6 +19,8 @@ import math
 import numpy as np
 
 from situate.embedding.base import Kind, normalize
+from situate.endpoints import base_url as resolved_base_url
+from situate.endpoints import endpoint
 from situate.errors import SituateError
 from situate.llm.api_key import api_key
 
@@ -46,7 +48,9 @@ class OpenAIEmbedder:
     max_batch_tokens : int
         Estimated tokens per request (at most 300,000, the API's limit).
     base_url : str or None
-        API base URL, e.g. ``http://127.0.0.1:PORT/v1``; ``None`` is the SDK default.
+        API base URL, e.g. ``http://127.0.0.1:PORT/v1``; ``None`` is ``OPENAI_BASE_URL`` or else
+        ``https://api.openai.com/v1``. Part of every vector's cache key: an emulator's vectors are
+        never served to a run against the real API.
     api_key_env : str
         Environment variable holding the API key.
     max_retries : int
@@ -86,6 +90,7 @@ class OpenAIEmbedder:
         self.batch_size = batch_size
         self.max_batch_tokens = max_batch_tokens
         self.base_url = base_url
+        self.endpoint = endpoint(self.provider, base_url)
         self.api_key_env = api_key_env
         self.max_retries = max_retries
         self.timeout = timeout
@@ -94,8 +99,12 @@ class OpenAIEmbedder:
         self._client = None
 
     def identity(self) -> dict:
-        # Neither the key nor base_url: the same model gives the same vectors wherever it runs.
-        return {"provider": self.provider, "model": self.model, "dimensions": self.dimensions}
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "dimensions": self.dimensions,
+            "endpoint": self.endpoint,
+        }
 
     def _api_key(self) -> str:
         return api_key(self.api_key_env, "embedder=openai")
@@ -104,12 +113,11 @@ class OpenAIEmbedder:
         if self._client is None:
             import openai
 
-            kwargs = {"base_url": self.base_url} if self.base_url else {}
             self._client = openai.OpenAI(
                 api_key=self._api_key(),
+                base_url=resolved_base_url(self.provider, self.base_url),
                 max_retries=self.max_retries,
                 timeout=self.timeout,
-                **kwargs,
             )
         return self._client
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import time
 
+from situate.endpoints import base_url as resolved_base_url
+from situate.endpoints import endpoint
 from situate.errors import SituateError
 from situate.llm.api_key import api_key
 from situate.llm.base import LLMRequest, LLMResponse
@@ -49,7 +51,9 @@ class AnthropicProvider:
         ``"disabled"`` sends ``thinking={"type": "disabled"}`` (for models that think by default);
         None sends nothing.
     base_url : str or None
-        Another endpoint (an emulator: ``http://127.0.0.1:PORT``); None is the SDK's default.
+        Another endpoint (an emulator: ``http://127.0.0.1:PORT``); None is ``ANTHROPIC_BASE_URL``
+        or else ``https://api.anthropic.com``, as the SDK resolves it. The endpoint is part of
+        every context's store key (:mod:`situate.endpoints`).
     api_key_env : str
         Environment variable holding the key.
     max_retries, backoff_base, backoff_max : int, float, float
@@ -87,6 +91,7 @@ class AnthropicProvider:
         self.context_window = context_window
         self.thinking = thinking
         self.base_url = base_url
+        self.endpoint = endpoint(self.name, base_url)
         self.api_key_env = api_key_env
         self.max_retries, self.backoff_base, self.backoff_max = (
             max_retries,
@@ -104,6 +109,7 @@ class AnthropicProvider:
             "model": self.model,
             "temperature": self.temperature,
             "thinking": self.thinking,
+            "endpoint": self.endpoint,
         }
 
     def client(self):
@@ -112,7 +118,10 @@ class AnthropicProvider:
 
             key = api_key(self.api_key_env, f"llm={self.model}")
             self._client = anthropic.Anthropic(
-                api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+                api_key=key,
+                base_url=resolved_base_url(self.name, self.base_url),  # exactly the keyed endpoint
+                max_retries=0,
+                timeout=self.timeout,
             )
         return self._client
 

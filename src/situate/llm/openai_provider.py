@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import time
 
+from situate.endpoints import base_url as resolved_base_url
+from situate.endpoints import endpoint
 from situate.errors import SituateError
 from situate.llm.api_key import api_key
 from situate.llm.base import LLMRequest, LLMResponse
@@ -32,7 +34,8 @@ class OpenAIChatProvider:
     context_window : int
         The model's window in tokens.
     base_url : str or None
-        Another endpoint (an emulator: ``http://127.0.0.1:PORT/v1``).
+        Another endpoint (an emulator: ``http://127.0.0.1:PORT/v1``); None is ``OPENAI_BASE_URL``
+        or else ``https://api.openai.com/v1``. Part of every context's store key.
     api_key_env : str
         Environment variable holding the key.
     max_retries, backoff_base, backoff_max, timeout
@@ -59,6 +62,7 @@ class OpenAIChatProvider:
         self.min_cacheable_tokens = min_cacheable_tokens
         self.context_window = context_window
         self.base_url = base_url
+        self.endpoint = endpoint(self.name, base_url)
         self.api_key_env = api_key_env
         self.max_retries, self.backoff_base, self.backoff_max = (
             max_retries,
@@ -69,7 +73,12 @@ class OpenAIChatProvider:
         self._client = None
 
     def identity(self) -> dict:
-        return {"provider": self.name, "model": self.model, "temperature": self.temperature}
+        return {
+            "provider": self.name,
+            "model": self.model,
+            "temperature": self.temperature,
+            "endpoint": self.endpoint,
+        }
 
     def client(self):
         if self._client is None:
@@ -77,7 +86,10 @@ class OpenAIChatProvider:
 
             key = api_key(self.api_key_env, f"llm={self.model}")
             self._client = openai.OpenAI(
-                api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+                api_key=key,
+                base_url=resolved_base_url(self.name, self.base_url),  # exactly the keyed endpoint
+                max_retries=0,
+                timeout=self.timeout,
             )
         return self._client
 

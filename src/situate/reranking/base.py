@@ -6,6 +6,7 @@ from typing import Protocol
 
 import numpy as np
 
+from situate.endpoints import legacy_identity, recover_unverified
 from situate.rankings import Rankings, sort_desc
 from situate.store import BlobStore, content_hash
 
@@ -31,12 +32,15 @@ class CachedReranker:
 
     Scores are cached by sha256(reranker identity, query, text), so a sweep over k or fusion
     rescores only pairs it has not seen. Candidates past the pool keep their fused order below
-    the reranked ones.
+    the reranked ones. An API reranker's identity names its endpoint, so an emulator's scores are
+    never served to a run against the real API; ``unverified`` acts on scores an older situate
+    stored without their endpoint (:mod:`situate.endpoints`).
     """
 
-    def __init__(self, reranker: Reranker, store: BlobStore):
+    def __init__(self, reranker: Reranker, store: BlobStore, unverified: str = "refuse"):
         self.reranker = reranker
         self.store = store
+        self.unverified = unverified
         self.scored = 0  # pairs sent to the model (cache misses) in this process
 
     def __call__(self, query: str, texts: list[str], candidates: Rankings, depth: int) -> Rankings:
@@ -49,6 +53,22 @@ class CachedReranker:
         ident = self.reranker.identity()
         keys = [content_hash(ident, query, texts[i]) for i in head]
         found = self.store.get_many(list(dict.fromkeys(keys)))
+        legacy = legacy_identity(ident)
+        if legacy is not None:
+            legacy_of = {
+                k: content_hash(legacy, query, texts[i])
+                for k, i in zip(keys, head, strict=True)
+                if k not in found
+            }
+            found.update(
+                recover_unverified(
+                    self.store,
+                    legacy_of,
+                    self.unverified,
+                    f"rerank scores of {self.reranker.name}",
+                    ident["endpoint"],
+                )  # fmt: skip
+            )
         missing = [j for j, k in enumerate(keys) if k not in found]
         if missing:
             scores = self.reranker.score(query, [texts[head[j]] for j in missing])

@@ -22,6 +22,7 @@ from situate.embedding.cohere_embedder import (
     call_with_retries,
     cohere_client,
 )
+from situate.endpoints import endpoint
 from situate.errors import SituateError
 
 MAX_DOCUMENTS = 1000
@@ -78,6 +79,7 @@ class CohereReranker:
         self.max_tokens_per_doc = max_tokens_per_doc
         self.max_documents = max_documents
         self.base_url = base_url
+        self.endpoint = endpoint(self.provider, base_url)
         self.api_key_env = api_key_env
         self.max_retries = max_retries
         self.timeout = timeout
@@ -91,6 +93,7 @@ class CohereReranker:
             "model": self.model,
             "max_tokens_per_doc": self.max_tokens_per_doc,
             "top_n": self.top_n,
+            "endpoint": self.endpoint,
         }
 
     def _load(self):
