@@ -200,12 +200,13 @@ def build_context(sc: StudyComparison) -> dict:
         "pass_equals_recall": sc.pass_equals_recall,
         "pass_equals_recall_note": PASS_EQUALS_RECALL,
         "findings": sc.findings(),
+        "scope": sc.scope(),
+        "headline": sc.headline,
         "flips": flips,
         "k": sc.k_flip,
         "hit_rule": hit_rule(sc.k_flip),
         "permutations": f"{sc.permutations:,}",
         "min_p": format_p(1 / (1 + sc.permutations)),
-        "alpha": sc.alpha,
         "failed": [
             {"label": r.label, "run_id": r.run_id, "status": r.status, "error": r.error or ""}
             for r in study.failed_runs
@@ -571,6 +572,8 @@ def render_markdown(sc: StudyComparison, ctx: dict | None = None) -> str:
         "## Findings",
         "",
         *[f"- {f}" for f in ctx["findings"]],
+        "",
+        ctx["scope"],
         "",
         "## Configurations",
         "",
