@@ -211,6 +211,7 @@ def test_the_html_is_self_contained_and_the_markdown_has_the_tables(compared, tm
     assert "not significant (p_holm = " in html
     assert "<details" in html and "default context of doc_b chunk 1" in html
     md = md_path.read_text()
+    assert "- Study: `synthetic` (toy, 8 questions)\n" in md  # every question kept: no sample
     assert "| context | prompt | llm | Pass@5 | Pass@10 | Recall@5 | Recall@10 | MRR |" in md
     assert (
         "| configuration | metric | baseline | value | difference | 95% CI | p | p_holm | significance | W/T/L |"
@@ -289,8 +290,11 @@ def at1_store(tmp_path_factory) -> str:
     dup = _ranked_rows([1] * N_AT1)
     dup[1]["qid"] = "q0"
     for arm, rows in (("baseline", base), ("arm", _ranked_rows([1] * N_AT1)), ("dup", dup)):
-        tags = {"arm": arm, "context": "none", "git_commit": "abc123"}
-        _log_run(client, exp, pid, arm, tags, root / arm, rows)
+        tags = {"arm": arm, "context": "none", "dataset": "covid_qa", "git_commit": "abc123"}
+        rid = _log_run(client, exp, pid, arm, tags, root / arm, rows)
+        sample = {"max_questions": 20, "sample": "stratified", "seed": 0}
+        for key, value in sample.items():  # as the flattened config logs them
+            client.log_param(rid, f"dataset.{key}", str(value))
     client.set_terminated(pid, "FINISHED")
     return uri
 
@@ -338,6 +342,10 @@ def test_a_headline_metric_is_the_only_comparison_and_sets_the_flip_k(at1_store,
         finding,
     ), finding
     md = write_report(sc, tmp_path / "out")[1].read_text()
+    assert (  # the runs kept a sample of their questions: the report says which
+        "- Study: `recall_at_1_study` (covid_qa, dataset.max_questions=20, dataset.sample="
+        "stratified, dataset.seed=0, 20 questions)\n" in md
+    )
     assert (
         "Compared with the baseline at the headline metric Recall@1 only (report.headline); "
         "1 comparison(s) in all, Holm-corrected together at α = 0.05." in md
