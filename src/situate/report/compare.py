@@ -127,7 +127,10 @@ class StudyComparison:
     def scope(self) -> str:
         """One sentence: which metrics each configuration was compared at, and the correction."""
         labels = ", ".join(metric_label(m) for m in self.compared)
-        holm_note = f"{self.n_comparisons} comparison(s) in all, Holm-corrected together at α = {self.alpha}"
+        holm_note = (
+            f"{self.n_comparisons} comparison(s) in all, Holm-corrected together at "
+            f"α = {self.alpha}"
+        )
         if self.headline is not None:
             return (
                 f"Compared with the baseline at the headline metric {labels} only "
