@@ -158,6 +158,24 @@ DATA_CASES = [
         rf"error: {p('beir_duplicate_ids/corpus.jsonl')}:3: duplicate document id 'd1'; keep one "
         r"record per _id",
     ),
+    (
+        "folder_duplicate_qids",
+        ["dataset=folder", "chunker=markdown"],
+        rf"error: {p('folder_duplicate_qids/qa.json')}: question 1: duplicate question id 'add' "
+        r"\(question 0 has it too\); give every question its own id",
+    ),
+    (
+        "squad_empty_question.json",
+        ["dataset=squad", "chunker=fixed"],
+        rf"error: {p('squad_empty_question.json')}: question q-empty: empty question text; write "
+        r"the question or remove the record",
+    ),
+    (
+        "beir_empty_query",
+        ["dataset=beir", "chunker=fixed"],
+        rf"error: {p('beir_empty_query/queries.jsonl')}:2: query 'q2': empty question text; write "
+        r"the question or remove the record",
+    ),
 ]
 
 
@@ -277,6 +295,23 @@ def test_search_k_zero():
         run_cli("search", "how do I add?", "-k", "0"),
         r"error: search: -k 0 must be a positive integer",
     )
+
+
+def test_a_k_not_below_the_number_of_chunks_is_a_warning_the_run_records(tmp_path):
+    """Pass@50 on a 4-chunk corpus is 100% for any ranking: the run goes on, but says so."""
+    notes = write_notes(tmp_path / "notes")
+    proc = run(tmp_path, *NOTES, f"dataset.path={notes}", "context=none", "fusion=sparse_only",
+               "eval.ks=[1,50]")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "[WARNING] - eval.ks: k=50 not below the 4 chunks of folder: a top 50 holds every chunk, "
+        "so recall and pass there say nothing about the ranking; choose ks below 4 or a finer "
+        "chunker"
+    ) in proc.stdout
+    (result,) = (tmp_path / "out" / "runs").glob("*/*/result.json")
+    metrics = json.loads(result.read_text())["metrics"]
+    assert metrics["ks_covering_all_chunks"] == 1 and metrics["n_chunks"] == 4
+    assert metrics["pass_at_50"] == 1.0
 
 
 def test_missing_data_path(tmp_path):

@@ -103,6 +103,8 @@ class Pipeline:
         )  # fmt: skip
         for note, value in corpus.notes.items():
             log.info("%s: %s = %s", corpus.name, note, value)
+        if warning := self.evaluator.depth_warning(corpus, len(chunks)):
+            log.warning("%s", warning)
         t = time.perf_counter()
         contexts = self.context.contextualize(corpus, chunks)
         timings["contextualize_seconds"] = time.perf_counter() - t

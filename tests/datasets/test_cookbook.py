@@ -112,3 +112,15 @@ def test_unknown_gold_document(tmp_path: Path):
         SituateError, match="gold names a document uuid that is not in codebase_chunks.json"
     ):
         CookbookLoader(str(folder)).load()
+
+
+def test_empty_query(tmp_path: Path):
+    folder = write_cookbook(
+        tmp_path / "c", [DOC], [{"query": " ", "golden_chunk_uuids": [["u1", 0]]}]
+    )
+    with pytest.raises(SituateError) as e:
+        CookbookLoader(str(folder)).load()
+    assert str(e.value) == (
+        f"{folder / 'evaluation_set.jsonl'}:1: empty question text; write the question or remove "
+        "the record"
+    )

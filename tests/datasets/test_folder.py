@@ -253,3 +253,34 @@ def test_qa_not_a_list(root: Path) -> None:
         f"{root / 'qa.json'}: expected a JSON list of questions, got dict; "
         'make it [{"q": ..., "gold": [...]}, ...]'
     )
+
+
+@pytest.mark.parametrize("text", ["", "  \n", None])
+def test_empty_question_text(root: Path, text: Any) -> None:
+    message = gold_error(root, {"id": "e", "q": text, "gold": ["guide.md#0"]})
+    where = f"{root / 'qa.json'}: question 0 (id e)"
+    if text is None:
+        assert message == f"{where}: question text None is not a string; write the question as text"
+    else:
+        assert message == f"{where}: empty question text; write the question or remove the record"
+
+
+def test_duplicate_question_ids(root: Path) -> None:
+    write_qa(
+        root,
+        [
+            {"id": "q1", "q": "How to install?", "gold": ["guide.md#0"]},
+            {"id": "q2", "q": "How to run?", "gold": ["guide.md#1"]},
+            {"id": "q1", "q": "Second line?", "gold": ["Second line"]},
+        ],
+    )
+    assert load_error(root) == (
+        f"{root / 'qa.json'}: question 2: duplicate question id 'q1' (question 0 has it too); "
+        "give every question its own id"
+    )
+    # a record without "id" is q<index>: here question 1, taken already by question 0
+    write_qa(
+        root,
+        [{"id": "q1", "q": "How?", "gold": ["guide.md#0"]}, {"q": "Run?", "gold": ["guide.md#1"]}],
+    )
+    assert "question 1: duplicate question id 'q1' (question 0 has it too)" in load_error(root)

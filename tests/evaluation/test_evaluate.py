@@ -205,3 +205,21 @@ def test_gold_span_that_no_chunk_overlaps(gold: Span) -> None:
     assert "\n" not in message
     with pytest.raises(SituateError, match="q-unreachable"):
         Evaluator(ks=(1,)).evaluate(bad, CHUNKS, ranking([1], [1]))
+
+
+def test_a_k_that_reaches_the_number_of_chunks_is_warned_and_recorded() -> None:
+    """Six chunks: a top 6 (or 10) is every chunk, so even the worst ranking passes there."""
+    c = corpus(q("x", Span("a", 20, 30)))
+    worst = ranking([3, 4, 5, 0, 1, 2])  # the gold chunk a2 (row 2) comes last
+    ev = Evaluator(ks=(1, 5, 6, 10))
+    assert ev.ks_covering(len(CHUNKS)) == [6, 10]
+    assert ev.depth_warning(c, len(CHUNKS)) == (
+        "eval.ks: k=6, 10 not below the 6 chunks of tiny: a top 6 holds every chunk, so recall "
+        "and pass there say nothing about the ranking; choose ks below 6 or a finer chunker"
+    )
+    m = ev.evaluate(c, CHUNKS, worst).metrics
+    assert (m["recall_at_1"], m["recall_at_5"], m["recall_at_6"], m["pass_at_10"]) == (0, 0, 1, 1)
+    assert m["ks_covering_all_chunks"] == 2
+    fine = Evaluator(ks=(1, 5))
+    assert fine.depth_warning(c, len(CHUNKS)) is None
+    assert fine.evaluate(c, CHUNKS, worst).metrics["ks_covering_all_chunks"] == 0

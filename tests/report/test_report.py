@@ -69,11 +69,12 @@ def _questions(name: str) -> list[dict]:
     return rows
 
 
-def _log_run(client, exp_id: str, parent_id: str, name: str, tags: dict, folder: Path) -> str:
+def _log_run(
+    client, exp_id: str, parent_id: str, name: str, tags: dict, folder: Path, rows: list[dict]
+) -> str:
     run = client.create_run(exp_id, run_name=name, tags={**tags, "mlflow.parentRunId": parent_id})
     rid = run.info.run_id
     folder.mkdir(parents=True)
-    rows = _questions(name)
     with open(folder / "per_question.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
@@ -87,9 +88,11 @@ def _log_run(client, exp_id: str, parent_id: str, name: str, tags: dict, folder:
                 )
     for f in folder.iterdir():
         client.log_artifact(rid, str(f))
-    means = {k: sum(float(r[k]) for r in rows) / len(rows) for k in ("pass_at_5", "pass_at_10", "recall_at_5", "recall_at_10", "reciprocal_rank")}  # fmt: skip
-    metrics = {**means, "mrr": means.pop("reciprocal_rank"), "cost_usd_total": COSTS[name]}
-    metrics["cost_usd_context"] = COSTS[name]
+    scores = [c for c in rows[0] if c == "reciprocal_rank" or re.fullmatch(r"(pass|recall)_at_\d+", c)]  # fmt: skip
+    means = {k: sum(float(r[k]) for r in rows) / len(rows) for k in scores}
+    cost = COSTS.get(name, 0.0)
+    metrics = {**means, "mrr": means.pop("reciprocal_rank"), "cost_usd_total": cost}
+    metrics["cost_usd_context"] = cost
     if tags["context"] == "llm":
         metrics.update(tokens_input_uncached=1200, tokens_cache_write=800, tokens_cache_read=5000, tokens_output=300)  # fmt: skip
     for k, v in metrics.items():
@@ -111,10 +114,11 @@ def make_store(root: Path, study: str = STUDY, failed_job: bool = False) -> str:
     parent = client.create_run(exp_id, run_name="sweep", tags={"sweep": "true", "sweep_dir": str(sweep), "overrides": "-m prompt=default,code"})  # fmt: skip
     pid = parent.info.run_id
     common = {"dataset": "toy", "chunker": "fixed", "embedder": "minilm", "fusion": "rrf", "git_commit": "abc123"}  # fmt: skip
-    _log_run(client, exp_id, pid, "base", {**common, "context": "none"}, root / study / "base")
+    base_tags = {**common, "context": "none"}
+    _log_run(client, exp_id, pid, "base", base_tags, root / study / "base", _questions("base"))
     for prompt in ("default", "code"):
         tags = {**common, "context": "llm", "prompt": prompt, "llm": "claude_haiku_4_5"}
-        _log_run(client, exp_id, pid, prompt, tags, root / study / prompt)
+        _log_run(client, exp_id, pid, prompt, tags, root / study / prompt, _questions(prompt))
     if failed_job:
         run = client.create_run(exp_id, run_name="rerank", tags={**common, "context": "llm", "prompt": "default", "reranker": "cross_encoder", "mlflow.parentRunId": pid})  # fmt: skip
         client.set_terminated(run.info.run_id, "FAILED")
@@ -207,6 +211,7 @@ def test_the_html_is_self_contained_and_the_markdown_has_the_tables(compared, tm
     assert "not significant (p_holm = " in html
     assert "<details" in html and "default context of doc_b chunk 1" in html
     md = md_path.read_text()
+    assert "- Study: `synthetic` (toy, 8 questions)\n" in md  # every question kept: no sample
     assert "| context | prompt | llm | Pass@5 | Pass@10 | Recall@5 | Recall@10 | MRR |" in md
     assert (
         "| configuration | metric | baseline | value | difference | 95% CI | p | p_holm | significance | W/T/L |"
@@ -254,3 +259,129 @@ def test_the_cli_writes_the_report_under_output_dir(store, monkeypatch, capsys):
     html = root / "reports" / STUDY / "index.html"
     assert html.exists() and (html.parent / "report.md").exists()
     assert str(html.resolve()) in capsys.readouterr().out.replace("\n", "")
+
+
+# -- a gain at k = 1 that the largest k hides --------------------------------------------------
+
+AT1 = "recall_at_1_study"
+N_AT1 = 20  # baseline: half the questions at rank 1, half at rank 2; arm: all at rank 1
+
+
+def _ranked_rows(ranks: list[int], ks: tuple[int, ...] = (1, 5)) -> list[dict]:
+    rows = []
+    for i, rank in enumerate(ranks):
+        hit = {f"{m}_at_{k}": f"{float(rank <= k):.4f}" for m in ("pass", "recall") for k in ks}
+        rows.append({"qid": f"q{i}", "question": f"question {i}?", "gold": f"doc:{i}-{i + 1}",
+                     "first_relevant_rank": str(rank), "reciprocal_rank": f"{1 / rank:.4f}", **hit})  # fmt: skip
+    return rows
+
+
+@pytest.fixture(scope="module")
+def at1_store(tmp_path_factory) -> str:
+    """Arms baseline, arm (Recall@1 50% -> 100%, Recall@5 100% in both) and dup (q0 twice)."""
+    from mlflow.tracking import MlflowClient
+
+    root = tmp_path_factory.mktemp("at1_store")
+    uri = f"sqlite:///{(root / 'mlflow.db').resolve()}"
+    client = MlflowClient(tracking_uri=uri)
+    exp = client.create_experiment(AT1, artifact_location=(root / "art").resolve().as_uri())
+    pid = client.create_run(exp, run_name="sweep", tags={"sweep": "true"}).info.run_id
+    base = _ranked_rows([1, 2] * (N_AT1 // 2))
+    dup = _ranked_rows([1] * N_AT1)
+    dup[1]["qid"] = "q0"
+    for arm, rows in (("baseline", base), ("arm", _ranked_rows([1] * N_AT1)), ("dup", dup)):
+        tags = {"arm": arm, "context": "none", "dataset": "covid_qa", "git_commit": "abc123"}
+        rid = _log_run(client, exp, pid, arm, tags, root / arm, rows)
+        sample = {"max_questions": 20, "sample": "stratified", "seed": 0}
+        for key, value in sample.items():  # as the flattened config logs them
+            client.log_param(rid, f"dataset.{key}", str(value))
+    client.set_terminated(pid, "FINISHED")
+    return uri
+
+
+def test_every_k_is_compared_and_the_findings_name_each_metric(at1_store):
+    study = load_study(AT1, {"arm": "baseline"}, at1_store)
+    sc = compare_study(study, permutations=PERMUTATIONS)
+    assert sc.headline is None and sc.compared == [
+        "pass_at_1", "pass_at_5", "recall_at_1", "recall_at_5", "mrr",
+    ]  # fmt: skip
+    (arm,) = sc.versus
+    assert [c.metric for c in arm.comparisons] == sc.compared
+    r1 = arm.get("recall_at_1")
+    assert (r1.baseline, r1.value, r1.difference) == (0.5, 1.0, 0.5)
+    assert (r1.wins, r1.ties, r1.losses) == (10, 10, 0) and r1.significant
+    assert arm.get("recall_at_5").p_holm == 1.0  # 100% in both: nothing to find at @5
+    sig = r"significant \(p_holm = 0\.0\d+\)"
+    (finding,) = sc.findings()
+    assert re.fullmatch(
+        rf"arm vs baseline: Pass@1 \+50\.0 pts, {sig}; Pass@5 \+0\.0 pts, not significant "
+        rf"\(p_holm = 1\.00\); Recall@1 \+50\.0 pts, {sig}; Recall@5 \+0\.0 pts, not "
+        rf"significant \(p_holm = 1\.00\); MRR \+0\.250, {sig}; 0 questions gained, 0 lost at "
+        r"Pass@5\.",
+        finding,
+    ), finding
+    assert sc.scope() == (
+        "Compared with the baseline at every metric and k of the study (Pass@1, Pass@5, "
+        "Recall@1, Recall@5, MRR; set report.headline to compare at one); 5 comparison(s) in "
+        "all, Holm-corrected together at α = 0.05."
+    )
+
+
+def test_a_headline_metric_is_the_only_comparison_and_sets_the_flip_k(at1_store, tmp_path):
+    study = load_study(AT1, {"arm": "baseline"}, at1_store)
+    sc = compare_study(study, permutations=PERMUTATIONS, headline="recall_at_1")
+    (arm,) = sc.versus
+    assert [c.metric for c in arm.comparisons] == ["recall_at_1"]
+    assert arm.comparisons[0].p_holm == arm.comparisons[0].p_value  # one comparison: Holm is p
+    assert sc.k_flip == 1 and [f.qid for f in arm.gained] == [f"q{i}" for i in range(1, 20, 2)]
+    (finding,) = sc.findings()
+    assert re.fullmatch(
+        r"arm vs baseline: Recall@1 100\.0% vs 50\.0% \(\+50\.0 pts, 95% CI \+\d+\.\d to "
+        r"\+\d+\.\d; failure rate @1 100% lower; 10 questions gained, 0 lost at Pass@1\): "
+        r"significant \(p_holm = 0\.0\d+\)\.",
+        finding,
+    ), finding
+    md = write_report(sc, tmp_path / "out")[1].read_text()
+    assert (  # the runs kept a sample of their questions: the report says which
+        "- Study: `recall_at_1_study` (covid_qa, dataset.max_questions=20, dataset.sample="
+        "stratified, dataset.seed=0, 20 questions)\n" in md
+    )
+    assert (
+        "Compared with the baseline at the headline metric Recall@1 only (report.headline); "
+        "1 comparison(s) in all, Holm-corrected together at α = 0.05." in md
+    )
+    with pytest.raises(SituateError) as e:
+        compare_study(study, permutations=200, headline="recall_at_20")
+    assert str(e.value) == (
+        "report.headline='recall_at_20': study recall_at_1_study has no such metric (its runs are "
+        "scored at k = 1, 5); choose one of pass_at_1, pass_at_5, recall_at_1, recall_at_5, mrr, "
+        "or null to compare at every one"
+    )
+
+
+def test_duplicate_question_ids_in_per_question_csv_are_not_paired(at1_store):
+    study = load_study(AT1, {"arm": "baseline"}, at1_store)
+    (dup,) = study.failed_runs
+    assert dup.label == "dup" and dup.error == (
+        "per_question.csv has question id 'q0' in rows 1 and 2; comparisons pair questions by "
+        "id: give every question its own id and rerun"
+    )
+    assert [v.run.label for v in compare_study(study, permutations=200).versus] == ["arm"]
+    with pytest.raises(SituateError) as e:
+        load_study(AT1, {"arm": "dup"}, at1_store)
+    assert str(e.value) == (
+        f"study {AT1}: the baseline run {{arm: dup}} cannot be compared ({dup.error}); rerun it "
+        "before reporting"
+    )
+
+
+def test_the_cli_reads_report_headline(at1_store, tmp_path, monkeypatch, capsys):
+    from situate.report.cli import main
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", at1_store)
+    args = [f"output_dir={tmp_path}", f"study={AT1}", "baseline={arm:baseline}",
+            "report.headline=recall_at_1", "--permutations", "500"]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "vs baseline (Recall@1, Holm)" in out and "+50.0 pts, significant" in out
+    assert "headline metric Recall@1 only" in (tmp_path / "reports" / AT1 / "report.md").read_text()

@@ -68,3 +68,17 @@ def require_fields(record: Any, fields: tuple[str, ...], where: str) -> None:
             f"{where}: missing field(s) {', '.join(missing)} (fields present: {have}); "
             f"rename or add them"
         )
+
+
+def question_text(value: Any, where: str) -> str:
+    """The text of a question, or a one-line error naming its record when it is empty or not text.
+
+    An empty question retrieves whatever ties first and can be scored as a hit: it is refused.
+    """
+    if not isinstance(value, str):
+        raise SituateError(
+            f"{where}: question text {value!r} is not a string; write the question as text"
+        )
+    if not value.strip():
+        raise SituateError(f"{where}: empty question text; write the question or remove the record")
+    return value

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from situate.datasets.base import existing_path, read_jsonl, read_text, require_fields
+from situate.datasets.base import (
+    existing_path,
+    question_text,
+    read_jsonl,
+    read_text,
+    require_fields,
+)
+from situate.datasets.sample import sample_questions
 from situate.errors import SituateError
 from situate.records import Corpus, Document, Question, Span
 
@@ -30,16 +37,27 @@ class BeirLoader:
     name
         Corpus name.
     max_questions
-        Keep only the first N judged queries (in ``queries.jsonl`` order); None keeps all.
+        Keep N judged queries, chosen as ``sample`` says; None keeps all.
+    sample, seed
+        ``stratified`` (default: a seeded sample stratified by the first relevant document) or
+        ``first`` (the first N in ``queries.jsonl`` order); see :mod:`situate.datasets.sample`.
     """
 
     def __init__(
-        self, path: str, split: str = "test", name: str = "beir", max_questions: int | None = None
+        self,
+        path: str,
+        split: str = "test",
+        name: str = "beir",
+        max_questions: int | None = None,
+        sample: str = "stratified",
+        seed: int = 0,
     ) -> None:
         self.path = path
         self.split = split
         self.name = name
         self.max_questions = max_questions
+        self.sample = sample
+        self.seed = seed
 
     def load(self) -> Corpus:
         """Read the three files and return every document and each query with a relevant document.
@@ -48,7 +66,8 @@ class BeirLoader:
         -------
         Corpus
             Documents in ``corpus.jsonl`` order; questions in ``queries.jsonl`` order, each with one
-            whole-document span per document judged relevant (score > 0) in the split.
+            whole-document span per document judged relevant (score > 0) in the split; with
+            ``max_questions``, ``notes`` holds ``questions_before_sample`` and ``sample``.
         """
         folder = existing_path(self.path, "BEIR dataset folder", BEIR_FIX)
         corpus_file = existing_path(folder / "corpus.jsonl", "BEIR corpus file", BEIR_FIX)
@@ -72,14 +91,10 @@ class BeirLoader:
             )
             if spans:
                 questions.append(Question(qid, text, spans))
-        if self.max_questions is not None:
-            questions = questions[: self.max_questions]
-        return Corpus(
-            name=self.name,
-            documents=documents,
-            questions=questions,
-            notes={"empty_documents_skipped": len(empty)},
-        )
+        kept, sampled = sample_questions(questions, self.max_questions, self.sample, self.seed)
+        notes: dict[str, int | str] = {"empty_documents_skipped": len(empty)}
+        notes.update(sampled)
+        return Corpus(name=self.name, documents=documents, questions=kept, notes=notes)
 
 
 def read_corpus(path: Path) -> tuple[list[Document], set[str]]:
@@ -122,7 +137,7 @@ def read_queries(path: Path) -> dict[str, str]:
         qid = str(record["_id"])
         if qid in queries:
             raise SituateError(f"{where}: duplicate query id {qid!r}; keep one record per _id")
-        queries[qid] = str(record["text"])
+        queries[qid] = question_text(record["text"], f"{where}: query {qid!r}")
     return queries
 
 

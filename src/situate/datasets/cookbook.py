@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from situate.datasets.base import existing_path, read_json, read_jsonl, require_fields
+from situate.datasets.base import (
+    existing_path,
+    question_text,
+    read_json,
+    read_jsonl,
+    require_fields,
+)
 from situate.errors import SituateError
 from situate.records import Chunk, Corpus, Document, Question, Span
 
@@ -122,6 +128,7 @@ class CookbookLoader:
         for lineno, rec in records:
             where = f"{path}:{lineno}"
             require_fields(rec, ("query", "golden_chunk_uuids"), where)
+            text = question_text(rec["query"], where)
             gold: list[Span] = []
             missing_doc = False
             for pair in rec["golden_chunk_uuids"]:
@@ -144,7 +151,7 @@ class CookbookLoader:
                 )
             if gold and not missing_doc:
                 questions.append(
-                    Question(f"q{lineno - 1}", rec["query"], tuple(gold), rec.get("answer", ""))
+                    Question(f"q{lineno - 1}", text, tuple(gold), rec.get("answer", ""))
                 )
         return questions
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from situate.chunking.markdown import MarkdownChunker, heading_title, split_lines
-from situate.datasets.base import existing_path, read_json, require_fields
+from situate.datasets.base import existing_path, question_text, read_json, require_fields
 from situate.errors import SituateError
 from situate.records import Chunk, Corpus, Document, Question, Span
 
@@ -182,13 +182,23 @@ class GoldResolver:
                 f"{self.qa_path}: expected a JSON list of questions, got {type(records).__name__}; "
                 'make it [{"q": ..., "gold": [...]}, ...]'
             )
-        return [self.question(i, rec) for i, rec in enumerate(records)]
+        questions = [self.question(i, rec) for i, rec in enumerate(records)]
+        first: dict[str, int] = {}
+        for i, q in enumerate(questions):
+            if q.qid in first:
+                raise SituateError(
+                    f"{self.qa_path}: question {i}: duplicate question id {q.qid!r} (question "
+                    f"{first[q.qid]} has it too); give every question its own id"
+                )
+            first[q.qid] = i
+        return questions
 
     def question(self, index: int, record: Any) -> Question:
         """Resolve one record into a Question (qid = its "id", else ``f"q{index}"``)."""
         qid = str(record["id"]) if isinstance(record, dict) and "id" in record else f"q{index}"
         where = f"{self.qa_path}: question {index} (id {qid})"
         require_fields(record, ("q", "gold"), where)
+        text = question_text(record["q"], where)
         gold = record["gold"]
         if not isinstance(gold, list) or not gold:
             raise SituateError(
@@ -198,7 +208,7 @@ class GoldResolver:
         spans = tuple(self.span(f"{where}, gold {k}", entry) for k, entry in enumerate(gold))
         quotes = [q for q in map(_quote, gold) if q is not None]
         answer = quotes[0] if quotes else ""
-        return Question(qid=qid, text=str(record["q"]), gold=spans, answer=answer)
+        return Question(qid=qid, text=text, gold=spans, answer=answer)
 
     def span(self, where: str, entry: Any) -> Span:
         """Resolve one gold entry into a Span."""

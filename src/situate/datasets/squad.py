@@ -15,7 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from situate.datasets.base import existing_path, read_json, require_fields
+from situate.datasets.base import existing_path, question_text, read_json, require_fields
+from situate.datasets.sample import sample_questions
 from situate.errors import SituateError
 from situate.records import Corpus, Document, Question, Span
 
@@ -40,7 +41,11 @@ class SquadLoader:
     repair_window
         How far (characters, either side) to look for the answer text when ``answer_start`` is wrong.
     max_questions
-        Keep only the first N answerable questions (after ``max_documents``); None keeps all.
+        Keep N answerable questions (after ``max_documents``), chosen as ``sample`` says; None keeps
+        all.
+    sample, seed
+        ``stratified`` (default: a seeded sample stratified by document) or ``first`` (the first N
+        in file order); see :mod:`situate.datasets.sample`.
     max_documents
         Keep only the first N paragraphs (and only the questions on them); None keeps all.
     """
@@ -52,12 +57,16 @@ class SquadLoader:
         repair_window: int = 10,
         max_questions: int | None = None,
         max_documents: int | None = None,
+        sample: str = "stratified",
+        seed: int = 0,
     ) -> None:
         self.path = path
         self.name = name
         self.repair_window = repair_window
         self.max_questions = max_questions
         self.max_documents = max_documents
+        self.sample = sample
+        self.seed = seed
 
     def load(self) -> Corpus:
         """Read the file and return its documents, answerable questions and repair counts.
@@ -66,13 +75,15 @@ class SquadLoader:
         -------
         Corpus
             ``notes`` holds ``offsets_repaired`` (answers whose ``answer_start`` was moved) and
-            ``unanswerable_skipped`` (``is_impossible`` questions left out).
+            ``unanswerable_skipped`` (``is_impossible`` questions left out); with ``max_questions``
+            also ``questions_before_sample`` and ``sample`` (how the kept questions
+            were chosen).
         """
         path = existing_path(self.path, "SQuAD-format JSON file", FETCH_FIX)
         raw = read_json(path)
         require_fields(raw, ("data",), str(path))
         articles = _as_list(raw["data"], f"{path}: field data")
-        builder = _Builder(path, self.repair_window, self.max_questions)
+        builder = _Builder(path, self.repair_window)
         for ai, article in enumerate(articles):
             require_fields(article, ("paragraphs",), f"{path}: article {ai}")
             paragraphs = _as_list(article["paragraphs"], f"{path}: article {ai} field paragraphs")
@@ -80,24 +91,23 @@ class SquadLoader:
                 if self.max_documents is not None and len(builder.documents) >= self.max_documents:
                     break
                 builder.add_paragraph(article, ai, pi, paragraph)
-        return Corpus(
-            name=self.name,
-            documents=builder.documents,
-            questions=builder.questions,
-            notes={
-                "offsets_repaired": builder.repaired,
-                "unanswerable_skipped": builder.unanswerable,
-            },
+        questions, sampled = sample_questions(
+            builder.questions, self.max_questions, self.sample, self.seed
         )
+        notes: dict[str, int | str] = {
+            "offsets_repaired": builder.repaired,
+            "unanswerable_skipped": builder.unanswerable,
+        }
+        notes.update(sampled)
+        return Corpus(name=self.name, documents=builder.documents, questions=questions, notes=notes)
 
 
 class _Builder:
     """Accumulates documents and questions while checking ids and offsets."""
 
-    def __init__(self, path: Path, window: int, max_questions: int | None) -> None:
+    def __init__(self, path: Path, window: int) -> None:
         self.path = path
         self.window = window
-        self.max_questions = max_questions
         self.documents: list[Document] = []
         self.questions: list[Question] = []
         self.doc_ids: set[str] = set()
@@ -122,8 +132,6 @@ class _Builder:
         doc = Document(doc_id, context, _title(article, context), str(self.path))
         self.documents.append(doc)
         for k, qa in enumerate(_as_list(paragraph["qas"], f"{where} field qas")):
-            if self.max_questions is not None and len(self.questions) >= self.max_questions:
-                return
             self.add_question(doc, qa, f"{where} question {k}")
 
     def add_question(self, doc: Document, qa: Any, where: str) -> None:
@@ -137,6 +145,7 @@ class _Builder:
         if qa.get("is_impossible"):
             self.unanswerable += 1
             return
+        text = question_text(qa["question"], f"{self.path}: question {qid}")
         answers = _as_list(qa.get("answers", []), f"{self.path}: question {qid} field answers")
         if not answers:
             raise SituateError(
@@ -147,9 +156,7 @@ class _Builder:
             span = self._answer_span(doc, qid, answer, j)
             if span not in spans:
                 spans.append(span)
-        self.questions.append(
-            Question(qid, str(qa["question"]), tuple(spans), str(answers[0]["text"]))
-        )
+        self.questions.append(Question(qid, text, tuple(spans), str(answers[0]["text"])))
 
     def _answer_span(self, doc: Document, qid: str, answer: Any, j: int) -> Span:
         require_fields(answer, ("text", "answer_start"), f"{self.path}: question {qid} answer {j}")

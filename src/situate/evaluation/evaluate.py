@@ -64,6 +64,26 @@ class Evaluator:
     def depth(self) -> int:
         return self.ks[-1]
 
+    def ks_covering(self, n_chunks: int) -> list[int]:
+        """The ks that are not below ``n_chunks``: their top k holds every chunk of the corpus."""
+        return [k for k in self.ks if k >= n_chunks]
+
+    def depth_warning(self, corpus: Corpus, n_chunks: int) -> str | None:
+        """One line for the log when some k reaches the number of chunks (None when none does).
+
+        Such a top k retrieves the whole corpus, so its recall and pass score every configuration
+        alike (100% when the ranking is that deep): a warning rather than an error, since the other
+        ks still measure, and a tiny corpus is a usual first try.
+        """
+        ks = self.ks_covering(n_chunks)
+        if not ks:
+            return None
+        return (
+            f"eval.ks: k={', '.join(map(str, ks))} not below the {n_chunks} chunks of {corpus.name}: "
+            f"a top {ks[0]} holds every chunk, so recall and pass there say nothing about the "
+            f"ranking; choose ks below {n_chunks} or a finer chunker"
+        )
+
     def relevant_rows(self, corpus: Corpus, chunks: list[Chunk]) -> list[list[np.ndarray]]:
         """For each question and gold span, the chunk rows that overlap it.
 
@@ -123,7 +143,9 @@ class Evaluator:
                     first_relevant_rank=None if np.isinf(first) else int(first),
                 )
             )
-        return Evaluation(self.aggregate(results), results)
+        metrics = self.aggregate(results)
+        metrics["ks_covering_all_chunks"] = float(len(self.ks_covering(len(chunks))))
+        return Evaluation(metrics, results)
 
     def aggregate(self, results: list[QuestionResult]) -> dict[str, float]:
         if not results:

@@ -58,7 +58,8 @@ def main(args: list[str]) -> int:
         )
     uri = tracking_uri(cfg, study)
     data = load_study(study, baseline, uri, all_runs=ns.all_runs)
-    sc = compare_study(data, permutations=ns.permutations, seed=ns.seed)
+    headline = OmegaConf.select(cfg, "report.headline")
+    sc = compare_study(data, permutations=ns.permutations, seed=ns.seed, headline=headline)
     out = Path(ns.out) if ns.out else Path(str(cfg.output_dir)) / "reports" / study
     html, md = write_report(sc, out)
     _summary(sc, html, md)
@@ -93,7 +94,8 @@ def _summary(sc, html: Path, md: Path) -> None:
     table.add_column(f"Pass@{k}", justify="right")
     table.add_column(f"Recall@{k}", justify="right")
     table.add_column("MRR", justify="right")
-    table.add_column(f"vs baseline ({metric_label(sc.headline)})", overflow="fold")
+    scope = metric_label(sc.headline) if sc.headline else f"{len(sc.compared)} metrics"
+    table.add_column(f"vs baseline ({scope}, Holm)", overflow="fold")
     versus = {v.run.run_id: v for v in sc.versus}
     for run in study.runs:
         s = sc.summary_of(run)
@@ -101,13 +103,16 @@ def _summary(sc, html: Path, md: Path) -> None:
             table.add_row(run.label, "failed", "", "", (run.error or "")[:120])
             continue
         v = versus.get(run.run_id)
-        c = v.get(sc.headline) if v else None
         if run is study.baseline:
             verdict = "baseline"
-        elif c is None:
+        elif v is None or not v.comparisons:
             verdict = (v.note if v else "") or "-"
-        else:
+        elif sc.headline:
+            c = v.comparisons[0]
             verdict = f"{100 * c.difference:+.1f} pts, {significance(c, sc.alpha)}"
+        else:
+            better = [metric_label(c.metric) for c in v.comparisons if c.significant]
+            verdict = f"significant at {', '.join(better)}" if better else "not significant at any"
         table.add_row(
             run.label,
             f"{100 * s.means[f'pass_at_{k}']:.1f}",

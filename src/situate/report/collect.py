@@ -199,7 +199,7 @@ def find_baseline(study: str, runs: list[RunData], spec: Mapping[str, str]) -> R
     if not usable:
         why = matches[0].error or f"status {matches[0].status}"
         raise SituateError(
-            f"study {study}: the baseline run {spec_text(spec)} did not finish ({why}); "
+            f"study {study}: the baseline run {spec_text(spec)} cannot be compared ({why}); "
             "rerun it before reporting"
         )
     if len(usable) > 1:
@@ -315,6 +315,16 @@ def _load_artifacts(client, tracking_uri: str, run: RunData, dest: Path) -> None
     if not run.questions:
         run.error = f"{PER_QUESTION} has no questions"
         return
+    first: dict[str, int] = {}
+    for row, q in enumerate(run.questions, start=1):
+        qid = q.get("qid", "")
+        if qid in first:  # pairing joins on the id: two rows of one id cannot be paired
+            run.error = (
+                f"{PER_QUESTION} has question id {qid!r} in rows {first[qid]} and {row}; "
+                "comparisons pair questions by id: give every question its own id and rerun"
+            )
+            return
+        first[qid] = row
     if CONTEXTS in names:
         path = download_artifacts(
             run_id=run.run_id, artifact_path=CONTEXTS, dst_path=str(dest), tracking_uri=tracking_uri

@@ -1,10 +1,13 @@
 """Every configuration of a study against its baseline, question by question.
 
 For each finished configuration and each metric (pass@k and recall@k at every k of ``eval.ks``,
-and MRR): the mean with a 95% bootstrap interval; against the baseline, the paired
+and MRR): the mean with a 95% bootstrap interval. Against the baseline, the paired
 :func:`~situate.evaluation.statistics.compare` (difference, 95% bootstrap CI of the difference,
-randomization p-value, wins/ties/losses), with Holm's correction applied across ALL the report's
-comparisons at once. Flipped questions are taken at the largest k, where a question is a *hit*
+randomization p-value, wins/ties/losses) at every one of those metrics, or only at the headline
+metric when the study names one (``report.headline``, e.g. ``recall_at_1``): a gain at k = 1 is
+then not hidden behind a tie at the largest k, and the findings say which metric each comparison
+is at. Holm's correction is applied across ALL the report's comparisons at once. Flipped
+questions are taken at the headline's k (the largest k without one), where a question is a *hit*
 when its pass@k is 1.0 (every gold span found in the top k).
 """
 
@@ -14,6 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from situate.errors import SituateError
 from situate.evaluation.statistics import Comparison, bootstrap_ci, compare, flipped, holm
 from situate.report.collect import RunData, Study
 
@@ -24,6 +28,12 @@ PERMUTATIONS = 10_000
 def metric_names(ks: list[int]) -> list[str]:
     """pass@k for every k, then recall@k for every k, then MRR."""
     return [f"pass_at_{k}" for k in ks] + [f"recall_at_{k}" for k in ks] + ["mrr"]
+
+
+def metric_k(metric: str) -> int | None:
+    """``recall_at_5`` -> 5; ``mrr`` -> None."""
+    _, _, k = metric.rpartition("_at_")
+    return int(k) if k.isdigit() else None
 
 
 def metric_label(metric: str) -> str:
@@ -100,6 +110,9 @@ class RunComparison:
 
 @dataclass
 class StudyComparison:
+    """``metrics`` are summarised for every configuration; ``compared`` (all of them, or the
+    ``headline`` alone when the study names one) are tested against the baseline."""
+
     study: Study
     metrics: list[str]
     summaries: list[ConfigSummary]
@@ -108,10 +121,25 @@ class StudyComparison:
     permutations: int
     seed: int
     alpha: float = ALPHA
+    headline: str | None = None
+    compared: list[str] = field(default_factory=list)
 
-    @property
-    def headline(self) -> str:
-        return f"pass_at_{self.k_flip}"
+    def scope(self) -> str:
+        """One sentence: which metrics each configuration was compared at, and the correction."""
+        labels = ", ".join(metric_label(m) for m in self.compared)
+        holm_note = (
+            f"{self.n_comparisons} comparison(s) in all, Holm-corrected together at "
+            f"α = {self.alpha}"
+        )
+        if self.headline is not None:
+            return (
+                f"Compared with the baseline at the headline metric {labels} only "
+                f"(report.headline); {holm_note}."
+            )
+        return (
+            f"Compared with the baseline at every metric and k of the study ({labels}; set "
+            f"report.headline to compare at one); {holm_note}."
+        )
 
     @property
     def pass_equals_recall(self) -> bool:
@@ -139,36 +167,73 @@ class StudyComparison:
         return next((s for s in self.summaries if s.run.run_id == run.run_id), None)
 
     def findings(self) -> list[str]:
-        """One sentence per configuration on the headline metric, significance stated."""
+        """One sentence per configuration: the headline comparison in full, or (without a
+        headline) every comparison, each naming its metric and k, significance stated."""
         out = []
-        k, metric = self.k_flip, self.headline
         for v in self.versus:
             if v.note:
                 out.append(f"{v.run.label}: not compared ({v.note}).")
                 continue
-            c = v.get(metric)
-            if c is None:
+            if not v.comparisons:
                 continue
-            fail_b, fail = 1 - c.baseline, 1 - c.value
-            change = ""
-            if fail_b > 0:
-                r = (fail_b - fail) / fail_b
-                change = f"; failure rate @{k} {abs(r):.0%} {'lower' if r >= 0 else 'higher'}"
-            out.append(
-                f"{v.run.label} vs {self.study.baseline.label}: {metric_label(metric)} "
-                f"{100 * c.value:.1f}% vs {100 * c.baseline:.1f}% ({100 * c.difference:+.1f} pts, "
-                f"95% CI {100 * c.ci_low:+.1f} to {100 * c.ci_high:+.1f}{change}; "
-                f"{len(v.gained)} questions gained, {len(v.lost)} lost): "
-                f"{significance(c, self.alpha)}."
+            flips = f"{len(v.gained)} questions gained, {len(v.lost)} lost at Pass@{self.k_flip}"
+            head = f"{v.run.label} vs {self.study.baseline.label}"
+            if self.headline is not None:
+                c = v.comparisons[0]
+                out.append(
+                    f"{head}: {metric_label(c.metric)} {_value(c.metric, c.value)} vs "
+                    f"{_value(c.metric, c.baseline)} ({_diff(c.metric, c.difference)}, 95% CI "
+                    f"{_diff(c.metric, c.ci_low, '')} to {_diff(c.metric, c.ci_high, '')}"
+                    f"{_failure_change(c)}; {flips}): {significance(c, self.alpha)}."
+                )
+                continue
+            each = "; ".join(
+                f"{metric_label(c.metric)} {_diff(c.metric, c.difference)}, "
+                f"{significance(c, self.alpha)}"
+                for c in v.comparisons
             )
+            out.append(f"{head}: {each}; {flips}.")
         return out
 
 
+def _value(metric: str, x: float) -> str:
+    return f"{x:.3f}" if metric == "mrr" else f"{100 * x:.1f}%"
+
+
+def _diff(metric: str, x: float, unit: str = " pts") -> str:
+    return f"{x:+.3f}" if metric == "mrr" else f"{100 * x:+.1f}{unit}"
+
+
+def _failure_change(c: Comparison) -> str:
+    """'; failure rate @5 40% lower' (failure rate = 1 - the metric), '' for MRR or no failures."""
+    k = metric_k(c.metric)
+    fail_b, fail = 1 - c.baseline, 1 - c.value
+    if k is None or fail_b <= 0:
+        return ""
+    r = (fail_b - fail) / fail_b
+    return f"; failure rate @{k} {abs(r):.0%} {'lower' if r >= 0 else 'higher'}"
+
+
 def compare_study(
-    study: Study, permutations: int = PERMUTATIONS, seed: int = 0, alpha: float = ALPHA
+    study: Study,
+    permutations: int = PERMUTATIONS,
+    seed: int = 0,
+    alpha: float = ALPHA,
+    headline: str | None = None,
 ) -> StudyComparison:
-    """Summaries of every finished configuration and their comparisons with the baseline."""
+    """Summaries of every finished configuration and their comparisons with the baseline.
+
+    ``headline`` (``report.headline``): compare at that metric only; None compares at every
+    metric of :func:`metric_names`. A metric the study lacks is a one-line error.
+    """
     metrics = metric_names(study.ks)
+    if headline is not None and headline not in metrics:
+        raise SituateError(
+            f"report.headline={headline!r}: study {study.name} has no such metric (its runs are "
+            f"scored at k = {', '.join(map(str, study.ks))}); choose one of {', '.join(metrics)}, "
+            "or null to compare at every one"
+        )
+    compared = [headline] if headline is not None else metrics
     base = study.baseline
     summaries = []
     for run in study.ok_runs:
@@ -178,7 +243,7 @@ def compare_study(
             means[m] = float(values.mean())
             cis[m] = bootstrap_ci(np.zeros_like(values), values, permutations, seed=seed)
         summaries.append(ConfigSummary(run, means, cis, is_baseline=run is base))
-    k = study.ks[-1]
+    k = (metric_k(headline) if headline else None) or study.ks[-1]
     versus = []
     for run in study.ok_runs:
         if run is base:
@@ -190,7 +255,7 @@ def compare_study(
             )
             continue
         v = RunComparison(run)
-        for m in metrics:
+        for m in compared:
             a, b = base.column(column_of(m)), run.column(column_of(m))[order]
             v.comparisons.append(compare(a, b, m, permutations=permutations, seed=seed))
         a_hit = base.column(f"pass_at_{k}") >= 1.0 - 1e-9
@@ -203,7 +268,9 @@ def compare_study(
     adjusted = iter(holm(raw)) if raw else iter(())
     for v in versus:
         v.comparisons = [replace(c, p_holm=next(adjusted)) for c in v.comparisons]
-    return StudyComparison(study, metrics, summaries, versus, k, permutations, seed, alpha)
+    return StudyComparison(
+        study, metrics, summaries, versus, k, permutations, seed, alpha, headline, compared
+    )
 
 
 def _align(base: RunData, run: RunData) -> np.ndarray | None:

@@ -185,7 +185,7 @@ def build_context(sc: StudyComparison) -> dict:
             else "every FINISHED run of the experiment (newest of each configuration)"
         ),
         "tracking_uri": study.tracking_uri,
-        "dataset": ", ".join(dataset),
+        "dataset": ", ".join(dataset) + _sample_note(study),
         "n_questions": len(study.baseline.questions or []),
         "baseline_spec": spec_text(study.baseline_spec),
         "baseline_label": study.baseline.label,
@@ -200,12 +200,13 @@ def build_context(sc: StudyComparison) -> dict:
         "pass_equals_recall": sc.pass_equals_recall,
         "pass_equals_recall_note": PASS_EQUALS_RECALL,
         "findings": sc.findings(),
+        "scope": sc.scope(),
+        "headline": sc.headline,
         "flips": flips,
         "k": sc.k_flip,
         "hit_rule": hit_rule(sc.k_flip),
         "permutations": f"{sc.permutations:,}",
         "min_p": format_p(1 / (1 + sc.permutations)),
-        "alpha": sc.alpha,
         "failed": [
             {"label": r.label, "run_id": r.run_id, "status": r.status, "error": r.error or ""}
             for r in study.failed_runs
@@ -218,6 +219,20 @@ def build_context(sc: StudyComparison) -> dict:
         },
         "prompt_note": _prompt_note(sc),
     }
+
+
+def _sample_note(study) -> str:
+    """', dataset.max_questions=100, dataset.sample=stratified, dataset.seed=0' when the runs
+    kept a sample of the questions, '' when they kept every one."""
+    keys = ("dataset.max_questions", "dataset.sample", "dataset.seed")
+    used = sorted(
+        {
+            ", ".join(f"{k}={r.params[k]}" for k in keys if k in r.params)
+            for r in study.runs
+            if r.params.get("dataset.max_questions", "None") != "None"
+        }
+    )
+    return f", {'; '.join(used)}" if used else ""
 
 
 def _flip_dict(f) -> dict:
@@ -571,6 +586,8 @@ def render_markdown(sc: StudyComparison, ctx: dict | None = None) -> str:
         "## Findings",
         "",
         *[f"- {f}" for f in ctx["findings"]],
+        "",
+        ctx["scope"],
         "",
         "## Configurations",
         "",
