@@ -219,12 +219,13 @@ class Scenario:
         i = len(self.runs)
         run_dir = self.work / "runs" / str(i)
         log = open(self.work / "logs" / f"run{i}.log", "w")  # noqa: SIM115 - closed by the caller
+        started = time.time()
         proc = subprocess.Popen(
             [sys.executable, "-m", "situate.cli", "run", *self.overrides(), f"hydra.run.dir={run_dir}"],
             cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=_env(), start_new_session=True,
         )  # fmt: skip
         proc.log = log  # type: ignore[attr-defined]
-        proc.started = time.time()  # type: ignore[attr-defined]
+        proc.started = started  # type: ignore[attr-defined]
         return proc, run_dir
 
     def _record(self, proc, run_dir: Path, killed: bool, killed_at: float | None) -> dict:

@@ -36,10 +36,11 @@ Holding requests (tests)
 :meth:`EmulatorServer.hold` keeps requests waiting once their bytes are in, before they are
 logged or answered, until :meth:`EmulatorServer.release`; :meth:`EmulatorServer.wait_held` and
 :meth:`EmulatorServer.wait_idle` block until so many requests wait, or until every request has
-been answered. A test can thus kill a client with its calls in flight, or have the server log and
-answer a request only after its client died, without sleeping and hoping. :meth:`EmulatorServer.together`
-makes the next ``n`` LLM answers start (their first token: a prompt cache entry becomes visible)
-only once all ``n`` requests are read: requests that are concurrent whatever the machine's speed.
+been answered. A test can thus kill a client with its calls in flight, or have the server log
+and answer a request only after its client died, without sleeping and hoping.
+:meth:`EmulatorServer.together` makes the next ``n`` LLM answers start (their first token: a
+prompt cache entry becomes visible) only once all ``n`` requests are read: requests that are
+concurrent whatever the machine's speed.
 
 Request statistics (emulator only)
 ----------------------------------
