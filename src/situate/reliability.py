@@ -3,8 +3,9 @@
 The pipeline runs as a user runs it (``situate run`` in its own process) against two emulators
 in processes of their own (Anthropic for the contexts, OpenAI for the embeddings), which inject
 429 (with and without ``retry-after``), 529 (Anthropic only, as the real APIs), 500, connection
-resets and slow answers at each fault rate (5%, 20% and 50% by default, split evenly over the
-kinds). For each rate, on a fresh cache:
+resets (before the server did the work, and after it billed: ``reset_after``) and slow answers at
+each fault rate (5%, 20% and 50% by default, split evenly over the kinds). For each rate, on a
+fresh cache:
 
 1. one run per kill target (``contextualize``, ``embed``, ``index``) is killed with SIGKILL: it
    waits for a seeded random point of that stage (the k-th context request, the k-th embedding
@@ -16,21 +17,27 @@ The emulators outlive the kills and keep counting; their request log is read fro
 ``GET /_emulator/stats`` (an emulator-only endpoint). Per rate, ``summary.json`` reports:
 
 ``calls``          requests the emulators received (contexts, embeddings; every attempt)
-``retries``        requests answered with a fault the client had to retry (429, 529, 500, reset;
+``retries``        requests answered with a fault the client had to retry (429, 529, 500, resets;
                    slow answers are answers)
 ``stored``         contexts in the store at the end
 ``paid_twice``     contexts whose prompt was billed more than once: its ``/v1/messages`` request
                    got more than one successful (2xx) answer across all runs (the emulator counts
                    an answer it computed as billed, whether or not the client was still there
-                   to read it). Split by when the first of those answers was computed, relative
-                   to the kill of the run that sent it: ``paid_twice_answered_after_kill`` (the
-                   call was in flight: the server finished it for a dead client) and
-                   ``paid_twice_answered_before_kill`` (``answered_before_kill_ms_max`` before
-                   it: in transit, or received and not yet committed). ``commit_window_ms_max``
-                   (and ``commit_window_ms_p50``) is the longest (median) time, measured by the
-                   client in the runs that finished, from a response returned by the SDK to its
-                   commit in the store: the window in which a kill pays for an answer already
-                   received
+                   to read it)
+``paid_twice_by_cause``  every answer billed for nothing (all of a context's billed answers but
+                   the one it kept: the last one the emulator sent to a live client), by cause
+                   (:func:`repayment_causes`). Three causes no client can avoid, the Messages
+                   API having no idempotency key and a lost answer no way to be fetched again:
+                   ``in_flight_at_kill`` (the client was killed with the call in flight: the
+                   server answered a closed connection), ``killed_before_commit`` (the answer
+                   reached a live client, killed before its commit in the store: in transit, or
+                   within ``killed_before_commit_ms_max`` of the kill) and
+                   ``reset_after_billing`` (the server billed, then dropped the connection: the
+                   client saw no answer and retried). The fourth, ``avoidable``, is an answer a
+                   client that was not killed received and paid again: a bug, and must be 0.
+                   ``commit_window_ms_max`` (and ``commit_window_ms_p50``) is the longest
+                   (median) time, measured by the client in the runs that finished, from a
+                   response returned by the SDK to its commit in the store
 ``lost``           chunks with no stored context at the end (must be 0)
 ``metrics_equal_to_fault_free``  recall, pass, nDCG, failure rate and MRR of the final run
                    equal those of a fault-free run of the same slice
@@ -67,8 +74,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 KILL_TARGETS = ("contextualize", "embed", "index")
-ANTHROPIC_FAULTS = "429,429_retry_after,529,500,reset,slow"
-OPENAI_FAULTS = "429,429_retry_after,500,reset,slow"  # 529 is Anthropic's own status
+ANTHROPIC_FAULTS = "429,429_retry_after,529,500,reset,reset_after,slow"
+OPENAI_FAULTS = "429,429_retry_after,500,reset,reset_after,slow"  # 529 is Anthropic's own status
 RETRIED = ("429", "429_retry_after", "529", "500", "reset", "reset_after")
 KEYS = {
     "anthropic": ("ANTHROPIC_API_KEY", "sk-ant-emulator"),
@@ -76,6 +83,8 @@ KEYS = {
 }
 QUALITY = re.compile(r"^((pass|recall|ndcg|failure_rate)_at_\d+|mrr)$")
 MESSAGES, EMBEDDINGS = "/v1/messages", "/v1/embeddings"
+UNAVOIDABLE = ("in_flight_at_kill", "killed_before_commit", "reset_after_billing")
+CAUSES = (*UNAVOIDABLE, "avoidable")
 
 
 @dataclass
@@ -206,27 +215,38 @@ class Scenario:
 
     # runs ------------------------------------------------------------------------------------
     def _start(self) -> tuple[subprocess.Popen, Path]:
+        """Start the next run; its record (``_record``) notes when it started, ended, was killed."""
         i = len(self.runs)
         run_dir = self.work / "runs" / str(i)
         log = open(self.work / "logs" / f"run{i}.log", "w")  # noqa: SIM115 - closed by the caller
+        started = time.time()
         proc = subprocess.Popen(
             [sys.executable, "-m", "situate.cli", "run", *self.overrides(), f"hydra.run.dir={run_dir}"],
             cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=_env(), start_new_session=True,
         )  # fmt: skip
         proc.log = log  # type: ignore[attr-defined]
+        proc.started = started  # type: ignore[attr-defined]
         return proc, run_dir
+
+    def _record(self, proc, run_dir: Path, killed: bool, killed_at: float | None) -> dict:
+        rc = proc.wait()
+        proc.log.close()
+        record = {
+            "rc": rc, "dir": str(run_dir), "killed": killed,
+            "started": proc.started, "ended": time.time(), "killed_at": killed_at,
+        }  # fmt: skip
+        self.runs.append(record)
+        return record
 
     def _pipeline_run(self) -> dict:
         proc, run_dir = self._start()
+        killed_at = None
         try:
-            rc = proc.wait(self.settings.run_timeout)
+            proc.wait(self.settings.run_timeout)
         except subprocess.TimeoutExpired:
+            killed_at = time.time()
             os.killpg(proc.pid, signal.SIGKILL)
-            rc = proc.wait()
-        proc.log.close()
-        record = {"rc": rc, "dir": str(run_dir), "killed": False}
-        self.runs.append(record)
-        return record
+        return self._record(proc, run_dir, False, killed_at)
 
     def _killed_run(self, target: str, n_chunks: int) -> None:
         """Start a run, wait for a random point of ``target``, then SIGKILL it."""
@@ -266,15 +286,12 @@ class Scenario:
         killed = proc.poll() is None
         if killed:
             os.killpg(proc.pid, signal.SIGKILL)
-        rc = proc.wait()
-        proc.log.close()
-        self.runs.append({"rc": rc, "dir": str(run_dir), "killed": killed})
+        self._record(proc, run_dir, killed, killed_at if killed else None)
         self.kills.append(
             {
                 "target": target,
                 "delay_s": round(delay, 4),
                 "killed": killed,  # False: the run ended before the kill point
-                "at": killed_at,
                 "landed": self._landed(n_chunks, run_dir) if killed else "finished",
                 "temporaries_left": sum(
                     1 for p in self._index_entries() if p.rsplit("/", 1)[-1].startswith(".")
@@ -321,8 +338,7 @@ class Scenario:
             for kind, n in p["faults"].items():
                 faults[kind] = faults.get(kind, 0) + n
         billed = a["paths"].get(MESSAGES, {}).get("billed_keys", {})
-        twice = {k for k, n in billed.items() if n > 1}
-        in_flight, uncommitted, gaps = self._split(twice, a.get("billed_log", []))
+        causes, gaps = repayment_causes(a.get("billed_log", []), self.runs)
         quality = {k: v for k, v in metrics.items() if QUALITY.match(k)}
         reference = (self.reference or {}).get("quality", quality)
         stored = self._count("contexts.sqlite", "contexts")
@@ -333,12 +349,11 @@ class Scenario:
             "calls": a["requests"] + o["requests"],
             "retries": sum(n for kind, n in faults.items() if kind in RETRIED),
             "stored": stored,
-            "paid_twice": len(twice),
+            "paid_twice": sum(1 for n in billed.values() if n > 1),
             "lost": self._lost(),
             "metrics_equal_to_fault_free": quality == reference,
-            "paid_twice_answered_after_kill": in_flight,
-            "paid_twice_answered_before_kill": uncommitted,
-            "answered_before_kill_ms_max": round(1000 * max(gaps), 2) if gaps else None,
+            "paid_twice_by_cause": causes,
+            "killed_before_commit_ms_max": round(1000 * max(gaps), 2) if gaps else None,
             "embedding_texts_paid_twice": sum(1 for n in embed_billed.values() if n > 1),
             "commit_window_ms_max": self._window(metrics, "max"),
             "commit_window_ms_p50": self._window(metrics, "p50"),
@@ -353,28 +368,11 @@ class Scenario:
             "faults": faults,
             "runs": len(self.runs),
             "runs_failed": sum(1 for r in self.runs if not r["killed"] and r["rc"] != 0),
-            "kills": [{k: v for k, v in kill.items() if k != "at"} for kill in self.kills],
+            "kills": self.kills,
             "metrics_differing": sorted(k for k in quality if quality[k] != reference.get(k)),
             "n_chunks": metrics.get("n_chunks"),
             "quality": quality,
         }
-
-    def _split(self, twice: set[str], log: list[dict]) -> tuple[int, int, list[float]]:
-        """Paid-twice prompts: first billed answer after the kill (in flight) or before it."""
-        kill_times = sorted(k["at"] for k in self.kills if k["killed"])
-        first: dict[str, dict] = {}
-        for entry in sorted(log, key=lambda e: e["answered_at"] or 0):
-            if entry["path"] == MESSAGES and entry["keys"][0] in twice:
-                first.setdefault(entry["keys"][0], entry)
-        in_flight, uncommitted, gaps = 0, 0, []
-        for entry in first.values():
-            kill = next((t for t in kill_times if t >= entry["received_at"]), None)
-            if kill is None or entry["answered_at"] >= kill:
-                in_flight += 1
-            else:
-                uncommitted += 1
-                gaps.append(kill - entry["answered_at"])
-        return in_flight, uncommitted, gaps
 
     def _window(self, metrics: dict, stat: str) -> float | None:
         """The response-to-commit time of the runs that finished (this one, the reference)."""
@@ -414,6 +412,68 @@ class Scenario:
         corpus = instantiate(cfg.dataset).load()
         chunks = instantiate(cfg.chunker).chunk(corpus)
         return sum(1 for s in instantiate(cfg.context).lookup(corpus, chunks) if s is None)
+
+
+# -- why a context was paid twice ----------------------------------------------------------------
+
+
+def repayment_causes(log: list[dict], runs: list[dict]) -> tuple[dict[str, int], list[float]]:
+    """Each ``/v1/messages`` answer billed for nothing, by cause; and, for those killed before
+    their commit, how many seconds before the kill the server had answered.
+
+    ``log`` is the emulator's billed log (``received_at``, ``answered_at``, ``fault``,
+    ``client_gone``); ``runs`` the runs, one after another (``started``, ``ended``, and
+    ``killed_at``, None when not killed). A context billed n times was paid n - 1 times for
+    nothing: all its billed answers but the one it kept, the last one sent to a live client. The
+    cause of each (see the module docstring) comes from what the emulator saw, not from timing
+    alone: a request the emulator read after its client was killed (a busy machine delays the
+    read) is ``in_flight_at_kill`` however long before the *next* kill it was answered.
+    """
+    by_key: dict[str, list[dict]] = {}
+    for entry in log:
+        if entry["path"] == MESSAGES:
+            by_key.setdefault(entry["keys"][0], []).append(entry)
+    counts, gaps = dict.fromkeys(CAUSES, 0), []
+    for entries in by_key.values():
+        if len(entries) < 2:
+            continue
+        entries.sort(key=lambda e: e["answered_at"])
+        sent = [e for e in entries if e["fault"] != "reset_after" and not e["client_gone"]]
+        kept = sent[-1] if sent else None
+        for entry in entries:
+            if entry is not kept:
+                cause, gap = _cause(entry, runs)
+                counts[cause] += 1
+                if gap is not None:
+                    gaps.append(gap)
+    return counts, gaps
+
+
+def _cause(entry: dict, runs: list[dict]) -> tuple[str, float | None]:
+    if entry["fault"] == "reset_after":
+        return "reset_after_billing", None
+    if entry["client_gone"]:  # its client had closed the connection: killed, or it gave up
+        sender = _run_at(runs, entry["received_at"], or_before=True)
+        killed_at = sender["killed_at"] if sender else None
+        if killed_at is not None and killed_at <= entry["answered_at"]:
+            return "in_flight_at_kill", None
+        return "avoidable", None  # a client that gave up waiting (a timeout), then paid again
+    run = _run_at(runs, entry["answered_at"])  # the client was alive to read the answer
+    if run is None or run["killed_at"] is None:
+        return "avoidable", None  # received by a run that was not killed, and paid again
+    if entry["answered_at"] >= run["killed_at"]:
+        return "in_flight_at_kill", None  # answered while the kill was landing
+    return "killed_before_commit", run["killed_at"] - entry["answered_at"]
+
+
+def _run_at(runs: list[dict], t: float, or_before: bool = False) -> dict | None:
+    """The run alive at ``t``; with ``or_before``, else the last one that ended before ``t``
+    (a request read late, after its client died)."""
+    alive = [r for r in runs if r["started"] <= t <= r["ended"]]
+    if alive or not or_before:
+        return alive[-1] if alive else None
+    ended = [r for r in runs if r["ended"] < t]
+    return max(ended, key=lambda r: r["ended"]) if ended else None
 
 
 # -- the suite -----------------------------------------------------------------------------------
@@ -463,10 +523,10 @@ def run_suite(settings: Settings, echo=print) -> dict:
 
 def _line(f: dict) -> str:
     landed = ", ".join(k["landed"] for k in f["kills"])
+    causes = ", ".join(f"{k} {n}" for k, n in f["paid_twice_by_cause"].items())
     return (
         f"calls {f['calls']}  retries {f['retries']}  stored {f['stored']}  "
-        f"paid_twice {f['paid_twice']} (answered after the kill {f['paid_twice_answered_after_kill']}, "
-        f"just before it {f['paid_twice_answered_before_kill']})  lost {f['lost']}  metrics equal "
+        f"paid_twice {f['paid_twice']} ({causes})  lost {f['lost']}  metrics equal "
         f"{f['metrics_equal_to_fault_free']}  kills landed in: {landed}  {f['seconds']}s"
     )
 
@@ -506,10 +566,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"reliability: {e}", file=sys.stderr)
         return 1
     print(f"reliability: {settings.out / 'summary.json'}")
-    bad = [name for name, f in summary.items() if f["lost"] or not f["metrics_equal_to_fault_free"]]
+    bad = [
+        name
+        for name, f in summary.items()
+        if f["lost"]
+        or not f["metrics_equal_to_fault_free"]
+        or f["paid_twice_by_cause"]["avoidable"]
+    ]
     if bad:
         print(
-            f"reliability: FAILED at {', '.join(bad)}: lost contexts or metrics differ",
+            f"reliability: FAILED at {', '.join(bad)}: lost contexts, metrics differ or an "
+            "avoidable re-payment",
             file=sys.stderr,
         )
         return 1

@@ -101,10 +101,13 @@ def test_every_chunk_gets_a_context_and_every_cacheable_read_is_made(emu, key_en
 
 
 def test_without_first_call_alone_concurrent_calls_pay_writes(emu, key_env, tmp_path):
-    emu.ttft = 0.3
     corp, chunks = corpus()
+    assert sum(1 for c in chunks if c.doc_id == "a") == 4
+    emu.together(4)  # document a's four calls, sent at once, are all read before any answer
     ctx = context(emu, tmp_path, concurrency=4, first_call_alone=False)
     ctx.contextualize(corp, chunks)
+    a = [r.usage for doc_id, r in ctx.calls if doc_id == "a"]
+    assert [u.cache_read for u in a] == [0, 0, 0, 0] and all(u.cache_write > 0 for u in a)
     assert ctx.stats["cache_read_share_of_max"] < 1.0
     assert ctx.stats["tokens_cache_write"] > 2 * max(
         r.usage.cache_write for _, r in ctx.calls

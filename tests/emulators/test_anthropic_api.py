@@ -201,13 +201,11 @@ def test_system_and_document_breakpoints_split_by_ttl(emu):
 
 
 def test_concurrent_requests_before_the_first_token_each_write(emu, key_env):
-    emu.ttft = 0.4
+    emu.together(2)  # neither answer starts before both requests are read
     llm = provider(emu)
-    barrier = threading.Barrier(2)
     results = {}
 
     def call(i: int) -> None:
-        barrier.wait()
         results[i] = llm.complete(LLMRequest(DOC, chunk_prompt(f"part {i}")))
 
     threads = [threading.Thread(target=call, args=(i,)) for i in range(2)]
@@ -217,7 +215,6 @@ def test_concurrent_requests_before_the_first_token_each_write(emu, key_env):
         t.join()
     assert [results[i].usage.cache_write for i in range(2)] == [DOC_TOKENS, DOC_TOKENS]
     assert [results[i].usage.cache_read for i in range(2)] == [0, 0]
-    emu.ttft = 0.01
     r = llm.complete(LLMRequest(DOC, chunk_prompt("after")))
     assert (r.usage.cache_read, r.usage.cache_write) == (DOC_TOKENS, 0)
 
@@ -500,7 +497,7 @@ def test_cli_serves_until_interrupted():
         assert "zebra" in m.content[0].text
     finally:
         proc.terminate()
-        assert proc.wait(timeout=10) == 0
+        assert proc.wait(timeout=120) == 0  # a hang guard: it ends as soon as the emulator stops
 
 
 def test_cli_refuses_a_non_loopback_host(capsys):

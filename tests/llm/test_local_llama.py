@@ -89,12 +89,13 @@ def test_document_prefix_is_evaluated_once_per_document(provider):
     first, second = ask(DOCUMENT, CHUNK), ask(DOCUMENT, " ".join(FACTS[1:3]))
     assert first.usage.cache_write > 500 and first.usage.cache_read == 0
     assert second.usage.cache_read == first.usage.cache_write and second.usage.cache_write == 0
-    assert second.extra["prefill_seconds"] < first.extra["prefill_seconds"] / 3
+    # the work, counted in tokens evaluated (its seconds depend on the machine's load)
+    assert second.extra["evaluated_tokens"] < first.extra["evaluated_tokens"] / 3
     assert second.extra["evaluated_tokens"] <= second.usage.input_uncached
 
     other = ask(OTHER, CHUNK)  # another document: its prefix is written again
     assert other.usage.cache_write > 500 and other.usage.cache_read < 50
-    assert other.extra["prefill_seconds"] > 3 * second.extra["prefill_seconds"]
+    assert other.extra["evaluated_tokens"] > 3 * second.extra["evaluated_tokens"]
 
 
 @needs_model

@@ -1,7 +1,14 @@
-"""A small corpus and an LLM context against the Anthropic emulator, for the reliability tests."""
+"""A small corpus and an LLM context against the Anthropic emulator, and processes to kill, for
+the reliability tests."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
 from pathlib import Path
 
 from situate.contexts.llm import LLMContext
@@ -9,6 +16,8 @@ from situate.contexts.prompts import PromptVariant
 from situate.llm.anthropic_provider import AnthropicProvider
 from situate.records import Chunk, Corpus, Document
 
+HERE = Path(__file__).resolve().parent
+HANG = 300  # seconds after which a wait is a hang, not a slow machine
 KEY = "emulator-key-test-reliability"
 MODEL = "claude-haiku-5-5"  # caches from 512 tokens; priced in conf/pricing/default.yaml
 
@@ -55,3 +64,43 @@ def provider(emu, **kw) -> AnthropicProvider:
 def context(emu, store: Path, **kw) -> LLMContext:
     llm = kw.pop("llm", None) or provider(emu)
     return LLMContext(PROMPT, llm, str(store), **kw)
+
+
+def child(code: str, **kw) -> subprocess.Popen:
+    """``code`` in a fresh Python process (situate importable, this folder on the path)."""
+    prelude = f"import sys; sys.path.insert(0, {str(HERE)!r})\n"
+    return subprocess.Popen([sys.executable, "-c", prelude + textwrap.dedent(code)], **kw)
+
+
+def contextualizing_child(
+    emu, store: Path, paragraphs: tuple[int, ...], before: str = "", after: str = "", **kw
+) -> subprocess.Popen:
+    """A process that contextualizes ``corpus(paragraphs)`` against ``emu`` into ``store``, with a
+    budget and 4 calls at once; ``before`` runs first (to plant a kill point), ``after`` once
+    it is done."""
+    code = f"""
+from reliability_support import corpus, context
+from situate.pricing import load_price_book
+
+class Remote:
+    url = {emu.url!r}
+
+{before}
+corp, chunks = corpus({paragraphs!r})
+ctx = context(Remote, {str(store)!r}, concurrency=4, budget_usd=1.0, pricing=load_price_book())
+ctx.contextualize(corp, chunks)
+{after}
+"""
+    return child(code, env={**os.environ, "ANTHROPIC_API_KEY": KEY}, **kw)
+
+
+def killed_itself(proc: subprocess.Popen) -> bool:
+    return proc.wait(HANG) == -signal.SIGKILL
+
+
+def wait_until(condition, what: str) -> None:
+    """Poll ``condition`` until it holds; fail (naming ``what``) only if it never does."""
+    deadline = time.monotonic() + HANG
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} never happened"
+        time.sleep(0.005)

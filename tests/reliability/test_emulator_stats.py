@@ -104,4 +104,4 @@ def test_situate_emulate_serves_stats_in_its_own_process():
         assert m["status"].get("200", 0) == m["billed"] == 10 - m["faults"].get("429", 0)
     finally:
         proc.terminate()
-        proc.wait(10)
+        proc.wait(120)  # a hang guard: it ends as soon as the emulator stops

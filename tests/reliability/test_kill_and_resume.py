@@ -21,11 +21,12 @@ def test_a_run_killed_while_contextualizing_under_20_percent_faults_loses_nothin
     assert figures["metrics_equal_to_fault_free"], figures["metrics_differing"]
     assert figures["kills"][0]["killed"] and figures["kills"][0]["landed"] == "contextualize"
     assert figures["retries"] > 0 and figures["calls"] > n
-    # a prompt is paid twice only when the kill caught its call in flight or its answer in
-    # transit: at most the calls in flight at once
-    assert figures["paid_twice"] <= settings.concurrency
-    assert figures["paid_twice"] == (
-        figures["paid_twice_answered_after_kill"] + figures["paid_twice_answered_before_kill"]
-    )
+    # a prompt is paid again only for causes no client can avoid; the kill catches at most the
+    # calls in flight at once, a dropped connection after billing costs one answer each
+    causes = figures["paid_twice_by_cause"]
+    assert causes["avoidable"] == 0
+    assert causes["in_flight_at_kill"] + causes["killed_before_commit"] <= settings.concurrency
+    assert causes["reset_after_billing"] <= figures["faults"].get("reset_after", 0)
+    assert figures["paid_twice"] <= sum(causes.values())  # a context paid 3 times counts twice
     assert figures["budget_covers_billed"]
     assert figures["temporaries_at_end"] == 0

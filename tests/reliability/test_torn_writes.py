@@ -3,35 +3,25 @@ valid; the next run ignores what it left and redoes it."""
 
 from __future__ import annotations
 
-import os
 import random
-import signal
 import sqlite3
-import subprocess
-import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
-from reliability_support import KEY, context, corpus
+from reliability_support import (
+    KEY,
+    child,
+    context,
+    contextualizing_child,
+    corpus,
+    killed_itself,
+    wait_until,
+)
 
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.pricing import load_price_book
 from situate.store import BlobStore, DirectoryCache, atomic_write_text
-
-HERE = Path(__file__).resolve().parent
-
-
-def child(code: str, **kw) -> subprocess.Popen:
-    """``code`` in a fresh Python process (situate importable, this folder on the path)."""
-    prelude = f"import sys; sys.path.insert(0, {str(HERE)!r})\n"
-    return subprocess.Popen([sys.executable, "-c", prelude + textwrap.dedent(code)], **kw)
-
-
-def killed_itself(proc: subprocess.Popen) -> bool:
-    return proc.wait(60) == -signal.SIGKILL
-
 
 # -- DirectoryCache ----------------------------------------------------------------------------
 
@@ -124,14 +114,14 @@ def test_batches_killed_at_random_times_are_all_or_nothing(tmp_path):
                 store.put_many([(f"{round_}-{{b}}-{{i}}", bytes(2048)) for i in range(300)])
             """
         )
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and (
-            not db.exists() or BlobStore(db, "vectors").__len__() < 300 * (round_ + 1)
-        ):
-            time.sleep(0.01)
-        time.sleep(rng.uniform(0, 0.05))
+        committed = 300 * (round_ + 1)  # this round's first batch
+        wait_until(
+            lambda n=committed: db.exists() and len(BlobStore(db, "vectors")) >= n,
+            f"{committed} rows committed",
+        )
+        time.sleep(rng.uniform(0, 0.05))  # a random kill point, not a wait for anything
         proc.kill()
-        assert proc.wait(10) == -signal.SIGKILL
+        assert killed_itself(proc)
     rows = sqlite3.connect(db).execute("SELECT key FROM vectors").fetchall()
     per_batch: dict[str, int] = {}
     for (key,) in rows:
@@ -153,12 +143,10 @@ def test_atomic_files_are_old_or_new_never_a_prefix(tmp_path):
             atomic_write_text({str(target)!r}, "AB"[i % 2] * {size})
         """
     )
-    deadline = time.monotonic() + 20
-    while not target.exists() and time.monotonic() < deadline:
-        time.sleep(0.005)
-    time.sleep(0.15)
+    wait_until(target.exists, "the first write")
+    time.sleep(0.15)  # a random kill point, not a wait for anything
     proc.kill()
-    proc.wait(10)
+    assert killed_itself(proc)
     text = target.read_text()
     assert len(text) == size and text in ("A" * size, "B" * size)
     leftovers = [p for p in tmp_path.iterdir() if p != target]
@@ -178,40 +166,25 @@ def key_env(monkeypatch):
 def test_calls_in_flight_at_a_kill_stay_charged_in_the_budget(key_env, tmp_path):
     corp, chunks = corpus((8,))
     store = tmp_path / "contexts.sqlite"
-    with AnthropicEmulator(api_key=KEY, ttft=0.4) as emu:  # slow answers: calls stay in flight
-        proc = child(
-            f"""
-            from reliability_support import corpus, context
-            from situate.emulators.server import EmulatorServer
-            from situate.pricing import load_price_book
-
-            class Remote:
-                url = {emu.url!r}
-
-            corp, chunks = corpus((8,))
-            ctx = context(Remote, {str(store)!r}, concurrency=4, budget_usd=1.0,
-                          pricing=load_price_book())
-            ctx.contextualize(corp, chunks)
-            """,
-            env={**os.environ, "ANTHROPIC_API_KEY": KEY},
-        )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and emu.calls() < 3:  # first call, then 2+ in flight
-            time.sleep(0.01)
-        time.sleep(0.1)
+    with AnthropicEmulator(api_key=KEY, ttft=0.0) as emu:
+        emu.hold(after=1)  # the document's first call is answered, the next ones stay in flight
+        proc = contextualizing_child(emu, store, (8,))
+        assert emu.wait_held(4), "the child never had 4 calls in flight"
         proc.kill()
-        assert proc.wait(10) == -signal.SIGKILL
-        time.sleep(0.5)  # the server finishes (and bills) what was in flight
-        in_flight = [r for r in emu.requests if r.billed and r.answered_at > r.received_at + 0.3]
-        billed_then = sum(1 for r in emu.requests if r.billed)
-        emu.ttft = 0.01
+        assert killed_itself(proc)
+        emu.release()  # the server reads, answers and bills what was in flight, for nobody
+        assert emu.wait_idle()
+        assert [(r.billed, r.client_gone) for r in emu.requests] == [(True, False)] + [
+            (True, True)
+        ] * 4
 
         ctx = context(emu, store, concurrency=4, budget_usd=1.0, pricing=load_price_book())
         ctx.contextualize(corp, chunks)
-        assert all(s is not None for s in ctx.lookup(corp, chunks))  # nothing lost
-        stored_before_kill = 8 - len(ctx.calls)
-        lost_answers = billed_then - stored_before_kill
-        assert lost_answers >= 1 and len(in_flight) >= lost_answers
-        # each answer the kill lost is still counted by the budget of the next run
-        assert ctx.stats["budget_earlier_unanswered_attempts"] >= lost_answers
-        assert ctx.stats["budget_earlier_unanswered_usd"] > 0
+    assert all(s is not None for s in ctx.lookup(corp, chunks))  # nothing lost
+    assert len(ctx.calls) == 7  # the four answers the kill lost are paid again
+    # each of them is still counted by the budget of the next run, at its estimate: the pool
+    # sent the calls of chunks 1 to 4 (in order) when the kill came
+    rendered = ctx.plan(corp, chunks)[2]
+    estimates = [ctx.budget.estimate(ctx._request(rendered[row])) for row in (1, 2, 3, 4)]
+    assert ctx.stats["budget_earlier_unanswered_attempts"] == 4
+    assert ctx.stats["budget_earlier_unanswered_usd"] == pytest.approx(sum(estimates))

@@ -224,7 +224,9 @@ class LLMContext(Placement):
         if increase_after < 1:
             raise SituateError(f"context.increase_after={increase_after} must be >= 1")
         self.rpm, self.tpm = rpm, tpm
-        self.rate_window = 60.0  # seconds the ceilings count over (tests shorten it)
+        self.rate_window = 60.0  # seconds the ceilings count over
+        # the ceilings' clock and sleep (tests pass virtual time: see RateCeiling)
+        self.rate_clock, self.rate_sleep = time.monotonic, time.sleep
         self.increase_after = increase_after
         self.limit: AIMDLimit | None = None
         self.ceiling: RateCeiling | None = None
@@ -304,7 +306,9 @@ class LLMContext(Placement):
         stored = self._stored(rendered, keys)
         self.budget = self._budget(stored, set(keys))
         self.limit = AIMDLimit(self.concurrency, self.increase_after)
-        self.ceiling = RateCeiling(self.rpm, self.tpm, window=self.rate_window)
+        self.ceiling = RateCeiling(
+            self.rpm, self.tpm, self.rate_window, clock=self.rate_clock, sleep=self.rate_sleep
+        )
         first_row_of_key = {k: row for row, k in reversed(list(enumerate(keys)))}
         todo = sorted(
             row for k, row in first_row_of_key.items() if k not in stored

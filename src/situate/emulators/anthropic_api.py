@@ -554,8 +554,7 @@ class AnthropicEmulator(EmulatorServer):
         except APIFailure as failure:
             return self._fail(failure)
         usage, written = self.cache.account(prompt, self.min_cacheable_tokens(prompt.model))
-        if self.ttft > 0:
-            time.sleep(self.ttft)  # time to first token: the entries exist from here on
+        self.first_token(self.ttft)  # the entries exist from here on
         self.cache.publish(written)
         return self._ok(self._message(prompt, usage, "standard"))
 

@@ -271,8 +271,7 @@ class OpenAIChatEmulator(OpenAIEmulator):
         pool = (hashlib.sha256(req.bearer_token().encode()).hexdigest()[:16], model, cache_key)
         ttl = self.extended_ttl if retention == "24h" else self.inactivity_ttl
         cached, written = self.cache.account(pool, data, prompt_tokens, ttl)
-        if self.ttft > 0:
-            time.sleep(self.ttft)  # time to first token: the prompt is cached from here on
+        self.first_token(self.ttft)  # the prompt is cached from here on
         self.cache.publish(written)
 
         users = [t for role, t in texts if role == "user"] or [texts[-1][1]]

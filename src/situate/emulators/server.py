@@ -31,6 +31,17 @@ and one more kind, never part of :data:`FAULT_KINDS` (so never drawn unless aske
 
 Unrouted paths (404/405) never get faults.
 
+Holding requests (tests)
+------------------------
+:meth:`EmulatorServer.hold` keeps requests waiting once their bytes are in, before they are
+logged or answered, until :meth:`EmulatorServer.release`; :meth:`EmulatorServer.wait_held` and
+:meth:`EmulatorServer.wait_idle` block until so many requests wait, or until every request has
+been answered. A test can thus kill a client with its calls in flight, or have the server log
+and answer a request only after its client died, without sleeping and hoping.
+:meth:`EmulatorServer.together` makes the next ``n`` LLM answers start (their first token: a
+prompt cache entry becomes visible) only once all ``n`` requests are read: requests that are
+concurrent whatever the machine's speed.
+
 Request statistics (emulator only)
 ----------------------------------
 ``GET /_emulator/stats`` (:data:`STATS_PATH`) answers :meth:`EmulatorServer.stats` as JSON: per
@@ -38,7 +49,9 @@ path the requests received, their answers by status (``reset`` when none was sen
 injected, and per *billing key* how many times a request was billed (processed with a 2xx answer,
 whether or not the client still got it). A billing key is the sha256 of the request body (for
 embeddings: of each input text), so retries and reruns of the same prompt share a key.
-``?log=1`` adds every billed request with its arrival and answer times (``time.time()``). The
+``?log=1`` adds every billed request with its arrival and answer times (``time.time()``), its
+fault and ``client_gone``: whether its client had closed the connection (was killed, or gave up)
+by the time the answer was ready, so that it was never sent. The
 endpoint is not an API route: it is never logged, counted or faulted, and no real provider has
 it. A process that drives a pipeline against an emulator in another process reads it to count
 what the pipeline sent and what it would have paid.
@@ -54,6 +67,7 @@ import hashlib
 import json
 import random
 import re
+import select
 import socket
 import struct
 import threading
@@ -68,6 +82,7 @@ FAULT_KINDS = ("429", "429_retry_after", "529", "500", "reset", "slow")
 EXTRA_FAULT_KINDS = ("reset_after",)  # drawn only when asked for (see the module docstring)
 ALL_FAULT_KINDS = FAULT_KINDS + EXTRA_FAULT_KINDS
 STATS_PATH = "/_emulator/stats"
+HANG_SECONDS = 300.0  # how long the waits of holding tests last before they count as a hang
 
 # headers whose values are never stored in the request log (matched in lower case)
 SECRET_HEADERS = frozenset(
@@ -175,6 +190,7 @@ class RecordedRequest:
     usage: dict | None = None  # the numeric top-level fields of a billed answer's ``usage``
     received_at: float = 0.0  # time.time() when the request was read
     answered_at: float | None = None  # time.time() when the answer was ready (or the reset)
+    client_gone: bool = False  # the client had closed the connection: the answer was not sent
 
 
 Handler = Callable[[Request], Response]
@@ -213,6 +229,12 @@ class EmulatorServer:
         self._templates: list[tuple[str, re.Pattern[str], Handler]] = []
         self._queued: list[str] = []
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)  # a request was held or ended
+        self._hold_after: int | None = None  # None: not holding; else requests still let through
+        self._held = 0  # requests waiting in hold()
+        self._open = 0  # API requests being handled (held ones included)
+        self._together: threading.Barrier | None = None  # see together()
+        self._together_left = 0
         self.requests: list[RecordedRequest] = []
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -298,6 +320,70 @@ class EmulatorServer:
             )
         raise ValueError(kind)
 
+    # holding (tests) -----------------------------------------------------------------------
+    def hold(self, after: int = 0) -> None:
+        """Let the next ``after`` API requests through, then keep every later one waiting, its bytes
+        in but not logged or answered, until :meth:`release`."""
+        with self._lock:
+            self._hold_after = after
+            self._changed.notify_all()
+
+    def release(self) -> None:
+        """Let the held requests (and all later ones) go on."""
+        with self._lock:
+            self._hold_after = None
+            self._changed.notify_all()
+
+    def wait_held(self, n: int, timeout: float = HANG_SECONDS) -> bool:
+        """Block until ``n`` requests are held; False if ``timeout`` passed first (a hang guard)."""
+        with self._lock:
+            return self._changed.wait_for(lambda: self._held >= n, timeout)
+
+    def wait_idle(self, timeout: float = HANG_SECONDS) -> bool:
+        """Block until no API request is being handled (every one whose bytes are in has been
+        answered or reset, none is held); False if ``timeout`` passed first (a hang guard)."""
+        with self._lock:
+            return self._changed.wait_for(lambda: self._open == 0, timeout)
+
+    def together(self, n: int) -> None:
+        """The next ``n`` LLM answers start (first token) together, once all ``n`` requests are read
+        and accounted: none of them sees a cache entry another of them writes."""
+        with self._lock:
+            self._together, self._together_left = threading.Barrier(n), n
+
+    def first_token(self, ttft: float) -> None:
+        """An LLM answer's time to first token: ``ttft`` seconds, after the others of a
+        :meth:`together` group have arrived when this request is one of them."""
+        with self._lock:
+            barrier = self._together
+            if barrier is not None:
+                self._together_left -= 1
+                if self._together_left == 0:
+                    self._together = None
+        if barrier is not None:
+            barrier.wait(HANG_SECONDS)
+        if ttft > 0:
+            time.sleep(ttft)
+
+    @contextlib.contextmanager
+    def _handling(self):
+        """One API request being handled: counted for :meth:`wait_idle`, held if asked."""
+        with self._lock:
+            self._open += 1
+            if self._hold_after is not None and self._hold_after > 0:
+                self._hold_after -= 1
+            elif self._hold_after is not None:
+                self._held += 1
+                self._changed.notify_all()
+                self._changed.wait_for(lambda: self._hold_after is None)
+                self._held -= 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._open -= 1
+                self._changed.notify_all()
+
     # log -----------------------------------------------------------------------------------
     def calls(self, path: str | None = None, *, ok_only: bool = False) -> int:
         """How many requests reached the server (to ``path``; only 2xx answers with ``ok_only``)."""
@@ -336,7 +422,7 @@ class EmulatorServer:
         ``{"emulator", "requests", "paths": {path: {"requests", "status": {"200": n, "reset": n},
         "faults": {kind: n}, "billed", "billed_usage": {field: sum}, "billed_keys": {key: n}}}}``;
         with ``log``, also ``"billed_log": [{"path", "keys", "usage", "received_at",
-        "answered_at"}]``.
+        "answered_at", "fault", "client_gone"}]``.
         """
         with self._lock:
             records = list(self.requests)
@@ -375,6 +461,8 @@ class EmulatorServer:
                             "usage": r.usage,
                             "received_at": r.received_at,
                             "answered_at": r.answered_at,
+                            "fault": r.fault,
+                            "client_gone": r.client_gone,
                         }
                     )
         out = {"emulator": self.name, "requests": len(records), "paths": paths}
@@ -469,6 +557,7 @@ class EmulatorServer:
         return self.url
 
     def stop(self) -> None:
+        self.release()  # held requests end with the server
         if self._httpd is None:
             return
         self._httpd.shutdown()
@@ -498,6 +587,16 @@ def _usage_of(resp: Response) -> dict | None:
     return {
         k: v for k, v in usage.items() if isinstance(v, int | float) and not isinstance(v, bool)
     }
+
+
+def _peer_closed(conn: socket.socket) -> bool:
+    """Whether the client closed (or reset) its end: one waiting for an answer sends nothing, so
+    a readable socket with no data is an end of file."""
+    try:
+        readable, _, _ = select.select([conn], [], [], 0)
+        return bool(readable) and conn.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
 
 
 def body_hash(obj) -> str:
@@ -532,6 +631,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     def _handle(self) -> None:
         parts = urlsplit(self.path)
+        emulator = self.server_emulator
+        if parts.path == STATS_PATH and self.command == "GET":  # emulator-only: not an API request
+            self._read_body()
+            log = (parse_qs(parts.query).get("log") or ["0"])[0] not in ("0", "", "false")
+            self._send(json_response(200, emulator.stats(log=log)))
+            return
         req = Request(
             method=self.command,
             path=parts.path,
@@ -539,14 +644,17 @@ class _RequestHandler(BaseHTTPRequestHandler):
             headers={k.lower(): v for k, v in self.headers.items()},
             raw_body=self._read_body(),
         )
-        if req.path == STATS_PATH and req.method == "GET":  # emulator-only: not an API request
-            log = (req.query.get("log") or ["0"])[0] not in ("0", "", "false")
-            resp = json_response(200, self.server_emulator.stats(log=log))
-        else:
-            resp, _ = self.server_emulator._dispatch(req)
-        if resp is None:
-            self._reset()
-            return
+        with emulator._handling():  # the whole request is in: it may be held here
+            resp, rec = emulator._dispatch(req)
+            if resp is None:
+                self._reset()
+            elif _peer_closed(self.connection):  # killed, or gave up: nobody to answer
+                rec.client_gone = True
+                self.close_connection = True
+            else:
+                self._send(resp)
+
+    def _send(self, resp: Response) -> None:
         self.send_response(resp.status)
         headers = {"content-type": resp.content_type, **resp.headers}
         headers.setdefault("x-request-id", f"req_{uuid.uuid4().hex}")
