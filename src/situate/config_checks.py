@@ -44,7 +44,7 @@ def check_value_types(cfg: DictConfig, overrides: Iterable[Any]) -> None:
         group, _, name = o.key_or_group.lstrip("+~").partition(".")
         if o.is_delete() or not name or "." in name:
             continue
-        hint, default = _parameter(cfg.get(group), name)
+        hint, default = parameter_hint(cfg.get(group), name)
         if hint is None:
             continue
         try:
@@ -56,7 +56,7 @@ def check_value_types(cfg: DictConfig, overrides: Iterable[Any]) -> None:
                 continue  # an interpolation: resolved (and checked by the stage) in the job
             if value is None and default is None:
                 continue
-            if not _accepts(hint, value):
+            if not accepts(hint, value):
                 example = f"; e.g. {group}.{name}={_hydra(default)}" if _shown(default) else ""
                 quote = "; quote it to pass a string" if hint is str else ""
                 raise SituateError(
@@ -110,7 +110,7 @@ def _missing(node: Any, prefix: str) -> list[str]:
     return keys
 
 
-def _parameter(node: Any, name: str) -> tuple[Any, Any]:
+def parameter_hint(node: Any, name: str) -> tuple[Any, Any]:
     """The type hint and default of parameter ``name`` of the node's ``_target_`` (or Nones)."""
     if not OmegaConf.is_dict(node) or not node.get("_target_"):
         return None, None
@@ -128,11 +128,11 @@ def _parameter(node: Any, name: str) -> tuple[Any, Any]:
     return hints[name], None if default is inspect.Parameter.empty else default
 
 
-def _accepts(hint: Any, value: Any) -> bool:
+def accepts(hint: Any, value: Any) -> bool:
     """Whether ``value`` (as Hydra parsed it) fits ``hint``; a hint not understood accepts all."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
-        return any(_accepts(a, value) for a in args)
+        return any(accepts(a, value) for a in args)
     if origin is typing.Literal:
         return value in args
     if hint is bool or hint is type(None):
@@ -142,7 +142,7 @@ def _accepts(hint: Any, value: Any) -> bool:
         return isinstance(value, numbers) and not isinstance(value, bool)
     if hint in _SEQUENCES or origin in _SEQUENCES:
         item = args[0] if args else Any
-        return isinstance(value, list) and all(_accepts(item, v) for v in value)
+        return isinstance(value, list) and all(accepts(item, v) for v in value)
     if hint in (dict, Mapping) or origin in (dict, Mapping):
         return isinstance(value, dict)
     return True
