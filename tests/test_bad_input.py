@@ -8,20 +8,28 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import re
+import signal
+import socket
 import sqlite3
 import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import DATA_DIR, REPO, run_cli
+from situate.cli import INTERRUPTED
 from situate.contexts.llm import LLMContext
 from situate.contexts.prompts import PromptVariant
 from situate.emulators.anthropic_api import AnthropicEmulator
+from situate.errors import SituateError
 from situate.llm.base import LLMRequest, LLMResponse
 from situate.records import Chunk, Corpus, Document, Usage
+from situate.tracking.mlflow_tracker import MlflowTracker
 from test_cli import assert_one_line_error
 
 BAD = Path(__file__).parent / "data" / "bad"
@@ -176,6 +184,23 @@ DATA_CASES = [
         rf"error: {p('beir_empty_query/queries.jsonl')}:2: query 'q2': empty question text; write "
         r"the question or remove the record",
     ),
+    (  # stops before any index is built, naming the file it looked for
+        "folder_no_qa_json",
+        ["dataset=folder", "chunker=markdown", "context=none"],
+        rf"error: {p('folder_no_qa_json/qa.json')}: no questions file, and `situate run` scores "
+        r'retrieval against questions; write it \(a JSON list of \{"q": \.\.\., "gold": '
+        r'\[\.\.\.\], "id": \.\.\.\}: README, "Your own documents"\) or set dataset\.qa=<file>, '
+        r"or build the indexes only with `situate index` \(same overrides\) and query them with "
+        r"`situate search`",
+    ),
+    (
+        "squad_json_lines.jsonl",
+        ["dataset=squad", "chunker=fixed"],
+        rf"error: {p('squad_json_lines.jsonl')}:2: this is JSON Lines \(one JSON value per line\), "
+        r'but dataset=squad reads one SQuAD JSON document \(\{"data": \[\{"paragraphs": '
+        r'\[\{"context": \.\.\., "qas": \[\.\.\.\]\}\]\}\]\}\); convert the file, or use '
+        r"dataset=beir for a BEIR folder \(corpus\.jsonl, queries\.jsonl, qrels/\)",
+    ),
 ]
 
 
@@ -184,10 +209,11 @@ def test_every_case_in_the_corpus_is_tested():
 
 
 @pytest.mark.parametrize(
-    "case, args, pattern", DATA_CASES, ids=[c.removesuffix(".json") for c, _, _ in DATA_CASES]
+    "case, args, pattern", DATA_CASES, ids=[Path(c).stem for c, _, _ in DATA_CASES]
 )
 def test_malformed_data(tmp_path, case, args, pattern):
     assert_error(run(tmp_path, *args, f"dataset.path={BAD / case}"), pattern)
+    assert not (tmp_path / "out" / "cache" / "index").exists()  # stopped before any index
 
 
 # -- options and the environment ------------------------------------------------------------
@@ -232,16 +258,29 @@ SETUP_CASES = [
         r"error: eval\.ks=\[-5, 10\]: every k must be a positive integer \(e\.g\. \[5,10,20\]\)",
     ),
     (
+        "misspelt_option",
+        ["fusion=rff"],
+        rf"error: unknown option fusion=rff; did you mean rrf\?; valid fusion options: {FUSIONS} "
+        r"\(files in .*/conf/fusion\)",
+    ),
+    (
+        "misspelt_group",
+        ["fusoin=rrf"],
+        r"error: unknown config key fusoin; did you mean fusion\?; valid keys at the top level: "
+        r"hydra, dataset, .*; fix the name, or add a new key with \+fusoin=\.\.\. .*",
+    ),
+    (
         "unknown_key",
         ["fusion.kk=3"],
-        r"error: unknown config key fusion\.kk; valid keys of fusion: _target_, k, pool; fix the "
-        r"name, or add a new key with \+fusion\.kk=\.\.\. \(`situate run --cfg job` prints the "
-        r"composed config\)",
+        r"error: unknown config key fusion\.kk; did you mean fusion\.k\?; valid keys of fusion: "
+        r"_target_, k, pool; fix the name, or add a new key with \+fusion\.kk=\.\.\. "
+        r"\(`situate run --cfg job` prints the composed config\)",
     ),
     (
         "unknown_key_in_a_sweep",
         ["-m", "fusion=rrf,dense_only", "fusion.kk=3"],
-        r"error: unknown config key fusion\.kk; valid keys of fusion: _target_, k, pool; .*",
+        r"error: unknown config key fusion\.kk; did you mean fusion\.k\?; valid keys of fusion: "
+        r"_target_, k, pool; .*",
     ),
     (
         "unknown_top_level_key",
@@ -253,13 +292,68 @@ SETUP_CASES = [
         "added_unknown_parameter",
         ["+fusion.kk=3"],
         r"error: \+fusion\.kk=3: situate\.fusion\.rrf\.ReciprocalRankFusion takes no parameter "
-        r"'kk'; valid fusion parameters: k, pool",
+        r"'kk'; did you mean k\?; valid fusion parameters: k, pool",
     ),
     (
         "added_unknown_parameter_in_a_sweep",
         ["-m", "fusion=rrf,dense_only", "+fusion.kk=3"],
         r"error: \+fusion\.kk=3: situate\.fusion\.rrf\.ReciprocalRankFusion takes no parameter "
-        r"'kk'; valid fusion parameters: k, pool",
+        r"'kk'; did you mean k\?; valid fusion parameters: k, pool",
+    ),
+    (
+        "wrong_type",
+        ["fusion.k=abc"],
+        r"error: fusion\.k=abc: fusion\.k takes a number, not the string 'abc'; e\.g\. fusion\.k=60",
+    ),
+    (
+        "wrong_type_in_a_sweep",
+        ["-m", "fusion.k=60,abc"],
+        r"error: fusion\.k=60,abc: fusion\.k takes a number, not the string 'abc'; "
+        r"e\.g\. fusion\.k=60",
+    ),
+    (
+        "wrong_type_in_a_list",
+        ["eval.ks=[5,x]"],
+        r"error: eval\.ks=\[5,x\]: eval\.ks takes a list of integers, not the list \[5,'x'\]; "
+        r"e\.g\. eval\.ks=\[5,10,20\]",
+    ),
+    (
+        "null_for_a_number",
+        ["fusion.k=null"],
+        r"error: fusion\.k=null: fusion\.k takes a number, not null; e\.g\. fusion\.k=60",
+    ),
+    (
+        "number_for_a_string",
+        ["dataset.name=12"],
+        r"error: dataset\.name=12: dataset\.name takes a string, not the integer 12; quote it to "
+        r"pass a string; e\.g\. dataset\.name='cookbook'",
+    ),
+    (
+        "missing_mandatory_value",
+        ["dataset=folder", "chunker=markdown"],
+        r"error: dataset\.path is not set \(conf/dataset/folder\.yaml leaves it \?\?\?\); add "
+        r"dataset\.path=<value> to the command",
+    ),
+    (  # a folder under a regular file cannot be made, even by root
+        "output_dir_under_a_file",
+        [f"output_dir={BAD / 'squad_empty_context.json'}/out"],
+        rf"error: output_dir={p('squad_empty_context.json')}/out: cannot write there "
+        rf"\({p('squad_empty_context.json')} is a file, not a folder\); set "
+        r"output_dir=<a writable folder>",
+    ),
+    (
+        "run_dir_under_a_file",
+        [f"hydra.run.dir={BAD / 'squad_empty_context.json'}/run"],
+        rf"error: hydra\.run\.dir={p('squad_empty_context.json')}/run: cannot write there "
+        rf"\({p('squad_empty_context.json')} is a file, not a folder\); set "
+        r"hydra\.run\.dir=<a writable folder>",
+    ),
+    (
+        "sweep_dir_under_a_file",
+        ["-m", "fusion=rrf,dense_only", f"hydra.sweep.dir={BAD / 'squad_empty_context.json'}/s"],
+        rf"error: hydra\.sweep\.dir={p('squad_empty_context.json')}/s: cannot write there "
+        rf"\({p('squad_empty_context.json')} is a file, not a folder\); set "
+        r"hydra\.sweep\.dir=<a writable folder>",
     ),
     (
         "added_existing_key",
@@ -286,7 +380,9 @@ def test_bad_setup(tmp_path, case, args, pattern):
 def test_unknown_key_in_other_verbs(tmp_path):
     proc = run_cli("chunks", "fusion.kk=3")
     assert_error(
-        proc, r"error: unknown config key fusion\.kk; valid keys of fusion: _target_, k, pool; .*"
+        proc,
+        r"error: unknown config key fusion\.kk; did you mean fusion\.k\?; valid keys of fusion: "
+        r"_target_, k, pool; .*",
     )
 
 
@@ -323,6 +419,169 @@ def test_missing_data_path(tmp_path):
     )
 
 
+def test_without_questions_the_other_verbs_still_work():
+    proc = run_cli(
+        "chunks", "dataset=folder", f"dataset.path={BAD / 'folder_no_qa_json'}", "chunker=markdown"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "a.md#0" in proc.stdout
+
+
+def test_the_default_context_on_another_dataset_names_the_real_fix(tmp_path, cookbook_dir):
+    """The defaults (chunker=prechunked, context=replay) fit the cookbook only: each error names a
+    fix that works when followed, never the option the user has just left."""
+    notes = write_notes(tmp_path / "notes")
+    folder = ["dataset=folder", f"dataset.path={notes}"]
+    assert_error(
+        run(tmp_path, *folder),
+        r"error: folder: this dataset ships no chunks of its own; use chunker=markdown or "
+        r"chunker=fixed, with context=none or context=heading_path \(context=replay, the default, "
+        r"only fits the chunks its contexts were recorded for\)",
+    )
+    assert_error(
+        run(tmp_path, *folder, "chunker=markdown"),
+        rf"error: {re.escape(str(cookbook_dir))}/recorded_contexts\.json: contexts were recorded "
+        r"for chunker=prechunked, but chunk glaciers\.md#0 comes from chunker=markdown; use "
+        r"context=none or context=heading_path with chunker=markdown \(or context=llm to write "
+        r"contexts for these chunks\)",
+    )
+    proc = run(tmp_path, *folder, "chunker=markdown", "context=heading_path")
+    assert proc.returncode == 0, proc.stderr
+
+
+def free_port() -> int:
+    """A port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("source", ["MLFLOW_TRACKING_URI", "tracking.tracking_uri"])
+def test_a_dead_tracking_server_stops_the_run_before_it_starts(tmp_path, source):
+    uri = f"http://situate:hunter2@127.0.0.1:{free_port()}"
+    # were the probe skipped, MLflow's own retries (7, backoff 2: minutes) end this test quickly
+    env = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5"}
+    args = [f"output_dir={tmp_path / 'out'}", "experiment=quickstart"]
+    if source == "MLFLOW_TRACKING_URI":
+        env[source] = uri
+    else:
+        args.append(f"{source}={uri}")
+    proc = run_cli("run", *args, env=env)
+    shown = re.escape(uri.replace("hunter2", "***"))
+    assert_error(
+        proc,
+        rf"error: {re.escape(source)}={shown}: no MLflow tracking server answers \(.*Connection "
+        rf"refused\); start it \(mlflow server\), fix {re.escape(source)}, or run with "
+        r"tracking=none \(tracking\.probe_seconds=0 skips this check\)",
+    )
+    assert "hunter2" not in proc.stdout + proc.stderr  # the password never reaches a log
+    assert not (tmp_path / "out").exists()  # no sweep folder, no job, no MLflow retries
+
+
+@pytest.mark.slow
+def test_a_live_tracking_server_passes_the_probe(tmp_path):
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
+            "--workers", "1", "--backend-store-uri", f"sqlite:///{tmp_path / 'mlflow.db'}",
+            "--default-artifact-root", str(tmp_path / "artifacts"),
+        ],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert any("Uvicorn running on" in line for line in server.stdout), "mlflow server exited"
+        tracker = MlflowTracker(f"http://127.0.0.1:{port}", "unused.db", "unused", "probe")
+        tracker.check()  # returns: the server answers /health
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=120)
+
+
+class StalledProvider:
+    """A TCP server that accepts connections and never answers: an API hung in mid-call."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
+        self.called = threading.Event()
+        self.connections: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:  # closed
+                return
+            self.connections.append(connection)
+            self.called.set()
+
+    def __enter__(self) -> StalledProvider:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.close()
+        for c in self.connections:
+            c.close()
+
+
+def probe_error(url: str) -> str:
+    tracker = MlflowTracker(url, "unused.db", "unused", "probe", probe_seconds=0.5)
+    with pytest.raises(SituateError) as e:
+        tracker.check()
+    return str(e.value)
+
+
+FIXES = (
+    "start it (mlflow server), fix tracking.tracking_uri, or run with tracking=none "
+    "(tracking.probe_seconds=0 skips this check)"
+)
+
+
+def test_a_hung_tracking_server_fails_the_probe():
+    with StalledProvider() as server:  # accepts the connection, never answers
+        assert probe_error(server.url) == (
+            f"tracking.tracking_uri={server.url}: no MLflow tracking server answers (no answer "
+            f"within 0.5 s); {FIXES}"
+        )
+
+
+def test_another_server_fails_the_probe():
+    with AnthropicEmulator(api_key="emulator-key-probe") as emu:  # answers 404 at /health
+        assert probe_error(emu.url) == (
+            f"tracking.tracking_uri={emu.url}: no MLflow tracking server answers (HTTP 404 at "
+            f"/health: another server, or a proxy with no server behind it); {FIXES}"
+        )
+
+
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
+    notes = write_notes(tmp_path / "notes")
+    env = {**os.environ, "SITUATE_DATA_DIR": str(DATA_DIR), **NO_KEYS}
+    env["ANTHROPIC_API_KEY"] = "stalled-provider-key"
+    env.pop("MLFLOW_TRACKING_URI", None)
+    with StalledProvider() as provider:
+        args = [
+            "run", "tracking=none", f"output_dir={tmp_path / 'out'}", *NOTES,
+            f"dataset.path={notes}", "context=llm", "llm=claude_haiku_5_5",
+            f"llm.base_url={provider.url}",
+        ]  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "situate.cli", *args],
+            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            assert provider.called.wait(timeout=300), "the run never called the provider"
+            proc.send_signal(signal.SIGINT)  # the run is now waiting on the provider's answer
+            _, stderr = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
+    assert [line for line in stderr.splitlines() if line.strip()][-1] == INTERRUPTED
+
+
 def test_missing_api_key_names_the_variable(tmp_path):
     notes = write_notes(tmp_path / "notes")
     proc = run(tmp_path, *NOTES, f"dataset.path={notes}", "context=none", "embedder=openai_small")
@@ -352,6 +611,7 @@ def test_a_document_larger_than_the_window_without_a_key(tmp_path):
     window around each chunk is tested below against LLMContext itself."""
     folder = huge_document(tmp_path / "huge")
     assert (folder / "huge.md").stat().st_size > 900_000
+    (folder / "qa.json").write_text(json.dumps([{"q": "What is it?", "gold": ["huge.md#0"]}]))
     proc = run(
         tmp_path, "dataset=folder", f"dataset.path={folder}", "chunker=markdown", "context=llm",
         "llm=claude_haiku_5_5",

@@ -48,6 +48,12 @@ fusion, reranker, eval, tracking, experiment. `situate run --help` shows Hydra's
 `situate run --cfg job` prints the composed config.
 """
 
+# Ctrl-C: one line (exit 130), no stack trace; every store commits as it goes
+INTERRUPTED = (
+    "interrupted; what is stored is kept (contexts, embeddings and finished indexes under "
+    "cache_dir, finished runs): run the same command again to resume"
+)
+
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -91,11 +97,16 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `situate ... | head`: the reader left, which is not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        print(INTERRUPTED, file=sys.stderr)
+        return 130
 
 
 def check_overrides(overrides: list[str], conf_dir: Path = CONF_DIR) -> None:
     """Reject ``group=option`` overrides naming an option that has no YAML file, in one line."""
-    from situate.errors import SituateError
+    from situate.errors import SituateError, did_you_mean
 
     for arg in overrides:
         if arg.startswith("-") or "=" not in arg:
@@ -109,8 +120,8 @@ def check_overrides(overrides: list[str], conf_dir: Path = CONF_DIR) -> None:
         for option in _sweep_values(value):
             if option not in options:
                 raise SituateError(
-                    f"unknown option {group}={option}; valid {group} options: {', '.join(options)} "
-                    f"(files in {folder})"
+                    f"unknown option {group}={option}{did_you_mean(option, options)}; valid {group} "
+                    f"options: {', '.join(options)} (files in {folder})"
                 )
 
 
@@ -139,36 +150,46 @@ def _run(args: list[str]) -> int:
     return 0
 
 
-def compose(overrides: list[str]):
-    """The composed config for ``overrides`` (no run folder, no logging setup)."""
+def compose(overrides: list[str], with_hydra: bool = False):
+    """The composed config for ``overrides`` (no run folder, no logging setup), every mandatory
+    value set; ``with_hydra`` keeps Hydra's own node (run folder, choices)."""
     check_overrides(overrides)
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.errors import HydraException
+    from omegaconf import open_dict, read_write
     from omegaconf.errors import OmegaConfBaseException
+
+    from situate.config_checks import check_mandatory_values
 
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            return hydra_compose(config_name="config", overrides=overrides)
+            cfg = hydra_compose(config_name="config", overrides=overrides, return_hydra_config=True)
     except (HydraException, OmegaConfBaseException) as e:
         raise config_error(e) from e
+    check_mandatory_values(cfg, cfg.hydra.runtime.choices)
+    if not with_hydra:
+        with read_write(cfg), open_dict(cfg):
+            del cfg["hydra"]
+    return cfg
 
 
 def config_error(e: Exception):
     """Hydra's multi-line composition error as a one-line ``SituateError`` that says the fix."""
-    from situate.errors import SituateError
+    from situate.errors import SituateError, did_you_mean
 
     cause = e.__cause__
     full_key = getattr(cause, "full_key", None)
     parent = getattr(cause, "parent_node", None)
     if full_key and "is not in struct" in str(cause):
-        head, _, _ = full_key.rpartition(".")
+        head, _, name = full_key.rpartition(".")
         where = f"of {head}" if head else "at the top level"
-        valid = ""
+        valid = hint = ""
         if parent is not None and hasattr(parent, "keys"):
             valid = f"; valid keys {where}: {', '.join(str(k) for k in parent)}"
+            hint = did_you_mean(full_key, [f"{head}.{k}" if head else str(k) for k in parent])
         return SituateError(
-            f"unknown config key {full_key}{valid}; fix the name, or add a new key with "
+            f"unknown config key {full_key}{hint}{valid}; fix the name, or add a new key with "
             f"+{full_key}=... (`situate run --cfg job` prints the composed config)"
         )
     first, *rest = [line.strip() for line in str(e).splitlines() if line.strip()]
@@ -205,10 +226,21 @@ def precheck(args: list[str]) -> None:
         except (HydraException, StopIteration):
             return
         first.append(f"{o.get_key_element()}={value}")
-    cfg = compose(first)
+    cfg = compose(first, with_hydra=True)
     for o in parsed:
         if o.is_add() or o.is_force_add():
             check_parameter(cfg, o.key_or_group, o.input_line)
+    from hydra.types import RunMode
+
+    from situate.config_checks import check_value_types, check_writable
+
+    check_value_types(cfg, parsed)
+    check_writable("output_dir", cfg.output_dir)
+    multirun = len(overrides) < len(args) or cfg.hydra.mode == RunMode.MULTIRUN
+    if multirun:
+        check_writable("hydra.sweep.dir", cfg.hydra.sweep.dir)
+    else:
+        check_writable("hydra.run.dir", cfg.hydra.run.dir)
     from situate.app import instantiate_stage
     from situate.errors import SituateError
 
@@ -218,13 +250,14 @@ def precheck(args: list[str]) -> None:
         raise
     except Exception:  # e.g. an interpolation only a real run resolves: the run will say
         pass
+    instantiate_stage(cfg, "tracking").check()  # a dead tracking server: seconds, not minutes
 
 
 def check_parameter(cfg, key: str, override: str) -> None:
     """Refuse ``+group.name=...`` when the group's ``_target_`` takes no parameter ``name``."""
     import inspect
 
-    from situate.errors import SituateError
+    from situate.errors import SituateError, did_you_mean
 
     group, _, name = key.partition(".")
     node = cfg.get(group) if name and "." not in name else None
@@ -241,7 +274,7 @@ def check_parameter(cfg, key: str, override: str) -> None:
     names = [p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     if name not in names:
         raise SituateError(
-            f"{override}: {node._target_} takes no parameter {name!r}; "
+            f"{override}: {node._target_} takes no parameter {name!r}{did_you_mean(name, names)}; "
             f"valid {group} parameters: {', '.join(names)}"
         )
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class SituateError(Exception):
     """A mistake in the user's input or setup. The CLI prints it on one line and exits with 2."""
@@ -22,3 +25,9 @@ class SituateExit(BaseException):
     def __init__(self, error: SituateError) -> None:
         super().__init__(str(error))
         self.error = error
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``"; did you mean fusion?"`` for the choice closest to a misspelt ``word`` (else "")."""
+    close = difflib.get_close_matches(word, [str(c) for c in choices], n=1)
+    return f"; did you mean {close[0]}?" if close else ""

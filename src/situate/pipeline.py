@@ -20,6 +20,7 @@ from situate.costs import RunCosts, billed_embedding, billed_rerank, context_cos
 from situate.datasets.base import DatasetLoader
 from situate.dense.base import DenseIndex
 from situate.embedding.base import CachedEmbeddings, Embedder
+from situate.errors import SituateError
 from situate.evaluation.evaluate import Evaluation, Evaluator
 from situate.fusion.base import Fusion
 from situate.locks import exclusive
@@ -90,10 +91,15 @@ class Pipeline:
             reranker, BlobStore(Path(cache_dir) / "rerank.sqlite", "scores"), unverified_cache
         )
 
-    def prepare(self, timings: dict[str, float]) -> tuple[Corpus, list[Chunk], list[Context]]:
-        """Load, chunk and contextualize; fail on unreachable gold before paying for anything."""
+    def prepare(
+        self, timings: dict[str, float], require_questions: bool = False
+    ) -> tuple[Corpus, list[Chunk], list[Context]]:
+        """Load, chunk and contextualize; fail on unreachable gold (and, with
+        ``require_questions``, on a corpus without questions) before paying for anything."""
         t = time.perf_counter()
         corpus = self.dataset.load()
+        if require_questions and not corpus.questions:
+            raise no_questions(self.dataset, corpus)
         chunks = self.chunker.chunk(corpus)
         self.evaluator.relevant_rows(corpus, chunks)
         timings["load_seconds"] = time.perf_counter() - t
@@ -151,7 +157,7 @@ class Pipeline:
 
     def run(self) -> RunResult:
         timings: dict[str, float] = {}
-        corpus, chunks, contexts = self.prepare(timings)
+        corpus, chunks, contexts = self.prepare(timings, require_questions=True)
         self.build_indexes(chunks, contexts, set(self.fusion.needs), timings)
         index_tokens = getattr(self.embedder, "tokens_used", 0)
         queries = [q.text for q in corpus.questions]
@@ -230,6 +236,27 @@ class Pipeline:
             with self.cache.writing("sparse", folder.name) as tmp:
                 self.sparse.save(tmp)
         return folder
+
+
+def no_questions(dataset: DatasetLoader, corpus: Corpus) -> SituateError:
+    """A run scores retrieval against questions: without any, say where they were expected."""
+    expected = getattr(dataset, "questions_file", None)
+    if expected is not None:
+        path = expected()
+        what = (
+            f"{path}: {'no questions in it' if path.is_file() else 'no questions file'}, and "
+            '`situate run` scores retrieval against questions; write it (a JSON list of {"q": '
+            '..., "gold": [...], "id": ...}: README, "Your own documents") or set dataset.qa=<file>'
+        )
+    else:
+        what = (
+            f"{corpus.name}: no questions, and `situate run` scores retrieval against questions; "
+            "check the dataset's questions (and max_questions, max_documents)"
+        )
+    return SituateError(
+        f"{what}, or build the indexes only with `situate index` (same overrides) and query them "
+        "with `situate search`"
+    )
 
 
 @dataclass

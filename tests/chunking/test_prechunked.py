@@ -29,5 +29,7 @@ def test_no_shipped_chunks_is_an_error(prechunks: list[Chunk] | None) -> None:
     with pytest.raises(SituateError) as e:
         PrechunkedChunker().chunk(corpus)
     assert str(e.value) == (
-        "covid-qa: this dataset ships no chunks of its own; use chunker=fixed or chunker=markdown"
+        "covid-qa: this dataset ships no chunks of its own; use chunker=markdown or chunker=fixed, "
+        "with context=none or context=heading_path (context=replay, the default, only fits the "
+        "chunks its contexts were recorded for)"
     )

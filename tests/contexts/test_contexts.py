@@ -151,7 +151,9 @@ def test_replay_rejects_chunks_from_another_chunker(tmp_path: Path) -> None:
     with pytest.raises(SituateError, match="chunker=markdown") as e:
         replay.contextualize(CORPUS_AB, [chunk("a", 0, chunker="markdown")])
     assert "a#0" in str(e.value)
-    assert "use chunker=prechunked" in str(e.value)
+    # the fix names another context, never the chunker the user just moved away from
+    assert "use context=none or context=heading_path with chunker=markdown" in str(e.value)
+    assert "use chunker=prechunked" not in str(e.value)
 
 
 def test_replay_duplicate_record_is_an_error(tmp_path: Path) -> None:

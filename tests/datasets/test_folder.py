@@ -284,3 +284,43 @@ def test_duplicate_question_ids(root: Path) -> None:
         [{"id": "q1", "q": "How?", "gold": ["guide.md#0"]}, {"q": "Run?", "gold": ["guide.md#1"]}],
     )
     assert "question 1: duplicate question id 'q1' (question 0 has it too)" in load_error(root)
+
+
+# ---------------------------------------------------------------- the README's qa.json
+
+SETUP = "# Setup\n\nInstall the CLI with pip install situate.\n\n## Proxies\n\nBehind a proxy, set HTTPS_PROXY first.\n"
+# chunk 0: "# Setup ... situate." = 0..50; chunk 1: "## Proxies ... first." = 52..102; HTTPS_PROXY = 84..95
+SERVER = "# Server\n\nThe server listens on port 8765 by default.\n"  # "port 8765" = 32..41
+
+
+def readme_qa_example() -> str:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Your own documents (`dataset=folder`)", 1)[1]
+    return section.split("```json\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_readme_qa_json_example_loads_as_documented(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    (root / "guide").mkdir(parents=True)
+    (root / "guide" / "setup.md").write_text(SETUP, encoding="utf-8")
+    (root / "guide" / "server.md").write_text(SERVER, encoding="utf-8")
+    (root / "qa.json").write_text(readme_qa_example(), encoding="utf-8")
+    questions = FolderLoader(str(root)).load().questions
+    assert [q.qid for q in questions] == ["install", "port", "q2"]  # "id" optional: q<position>
+    assert [q.gold for q in questions] == [
+        (Span("guide/setup.md", 52, 102, "span"),),
+        (Span("guide/server.md", 32, 41, "answer_text"),),
+        (Span("guide/setup.md", 0, 40, "span"), Span("guide/setup.md", 84, 95, "answer_text")),
+    ]
+
+
+def test_qa_json_written_as_json_lines(root: Path) -> None:
+    (root / "qa.json").write_text(
+        '{"q": "How to install?", "gold": ["guide.md#0"]}\n{"q": "Usage?", "gold": ["guide.md#1"]}\n',
+        encoding="utf-8",
+    )
+    assert load_error(root) == (
+        f"{root / 'qa.json'}:2: this is JSON Lines (one JSON value per line), but dataset=folder "
+        'reads one JSON list of questions ([{"q": ..., "gold": [...]}, ...]); put the records in '
+        "one list, separated by commas"
+    )

@@ -276,3 +276,24 @@ def test_real_covid_qa_small_slice() -> None:
     assert {s.doc_id for q in corpus.questions for s in q.gold} <= {
         d.doc_id for d in corpus.documents
     }
+
+
+def test_json_lines_names_the_format_expected(tmp_path: Path) -> None:
+    path = tmp_path / "questions.jsonl"
+    path.write_text('{"_id": "q1", "text": "why?"}\n\n{"_id": "q2", "text": "how?"}\n')
+    with pytest.raises(SituateError) as e:
+        SquadLoader(str(path)).load()
+    assert str(e.value) == (
+        f"{path}:3: this is JSON Lines (one JSON value per line), but dataset=squad reads one "
+        'SQuAD JSON document ({"data": [{"paragraphs": [{"context": ..., "qas": [...]}]}]}); '
+        "convert the file, or use dataset=beir for a BEIR folder (corpus.jsonl, queries.jsonl, "
+        "qrels/)"
+    )
+
+
+def test_a_second_value_that_is_not_json_lines_stays_invalid_json(tmp_path: Path) -> None:
+    path = tmp_path / "two.json"
+    path.write_text('{"data": []}\n]\n')  # a stray bracket, not a second record
+    with pytest.raises(SituateError) as e:
+        SquadLoader(str(path)).load()
+    assert str(e.value) == f"{path}:2:1: invalid JSON (Extra data); fix the file at that line"

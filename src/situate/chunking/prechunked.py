@@ -31,7 +31,8 @@ class PrechunkedChunker:
         """
         if not corpus.prechunks:
             raise SituateError(
-                f"{corpus.name}: this dataset ships no chunks of its own; "
-                "use chunker=fixed or chunker=markdown"
+                f"{corpus.name}: this dataset ships no chunks of its own; use chunker=markdown or "
+                "chunker=fixed, with context=none or context=heading_path (context=replay, the "
+                "default, only fits the chunks its contexts were recorded for)"
             )
         return list(corpus.prechunks)

@@ -49,14 +49,17 @@ class ReplayContext(Placement):
             if c.chunker != self.for_chunker:
                 raise SituateError(
                     f"{self.path}: contexts were recorded for chunker={self.for_chunker}, but chunk "
-                    f"{c.chunk_id} comes from chunker={c.chunker}; use chunker={self.for_chunker}"
+                    f"{c.chunk_id} comes from chunker={c.chunker}; use context=none or "
+                    f"context=heading_path with chunker={c.chunker} (or context=llm to write "
+                    "contexts for these chunks)"
                 )
             text = recorded.get((c.doc_id, c.index))
             if text is None:
                 if not self.allow_missing:
                     raise SituateError(
                         f"{self.path}: no context recorded for chunk {c.chunk_id} "
-                        f"(doc_id {c.doc_id}, index {c.index}); add it or set context.allow_missing=true"
+                        f"(doc_id {c.doc_id}, index {c.index}); add it, set "
+                        "context.allow_missing=true, or use context=none or context=heading_path"
                     )
                 text = ""
             out.append(Context(c.chunk_id, text))

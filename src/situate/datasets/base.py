@@ -34,14 +34,31 @@ def read_text(path: Path) -> str:
         ) from e
 
 
-def read_json(path: Path) -> Any:
+def read_json(
+    path: Path, expected: str = "one JSON document was expected; make the file one JSON value"
+) -> Any:
+    """Parse ``path`` as one JSON document; ``expected`` says what the file should be (and the
+    fix) when it turns out to be JSON Lines (one value per line) instead."""
     text = read_text(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
+        if e.msg == "Extra data" and _is_json_lines(text):
+            raise SituateError(
+                f"{path}:{e.lineno}: this is JSON Lines (one JSON value per line), but {expected}"
+            ) from e
         raise SituateError(
             f"{path}:{e.lineno}:{e.colno}: invalid JSON ({e.msg}); fix the file at that line"
         ) from e
+
+
+def _is_json_lines(text: str) -> bool:
+    """Whether the first two non-blank lines are each a JSON value of their own."""
+    lines = [line for line in text.splitlines() if line.strip()][:2]
+    try:
+        return len(lines) == 2 and all(json.loads(line) is not None for line in lines)
+    except json.JSONDecodeError:
+        return False
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:

@@ -21,6 +21,10 @@ from situate.errors import SituateError
 from situate.records import Chunk, Corpus, Document, Question, Span
 
 SUFFIXES = (".md", ".txt")
+QA_EXPECTED = (
+    'dataset=folder reads one JSON list of questions ([{"q": ..., "gold": [...]}, ...]); put the '
+    "records in one list, separated by commas"
+)
 _CHUNK_REF = re.compile(r"(\S+\.(?:md|txt))#(\d+)", re.IGNORECASE)
 
 
@@ -125,7 +129,7 @@ class FolderLoader:
         questions: list[Question] = []
         if qa_path is not None:
             resolver = GoldResolver(qa_path, root, documents, self.max_words, self.min_words)
-            questions = resolver.questions(read_json(qa_path))
+            questions = resolver.questions(read_json(qa_path, QA_EXPECTED))
         return Corpus(name=self.name, documents=documents, questions=questions)
 
     def _documents(self, root: Path) -> list[Document]:
@@ -138,6 +142,10 @@ class FolderLoader:
             title = first_heading(text) or f.name
             docs.append(Document(f.relative_to(root).as_posix(), text, title, str(f)))
         return docs
+
+    def questions_file(self) -> Path:
+        """Where the questions are read from: ``qa``, else ``<path>/qa.json``."""
+        return Path(self.qa or Path(self.path) / "qa.json").expanduser()
 
     def _qa_path(self, root: Path) -> Path | None:
         if self.qa is not None:

@@ -28,6 +28,12 @@ FETCH_FIX = (
     "the folder that holds the data"
 )
 
+SQUAD_EXPECTED = (
+    'dataset=squad reads one SQuAD JSON document ({"data": [{"paragraphs": [{"context": ..., '
+    '"qas": [...]}]}]}); convert the file, or use dataset=beir for a BEIR folder (corpus.jsonl, '
+    "queries.jsonl, qrels/)"
+)
+
 
 class SquadLoader:
     """Load a SQuAD-format JSON file into a :class:`~situate.records.Corpus`.
@@ -80,7 +86,7 @@ class SquadLoader:
             were chosen).
         """
         path = existing_path(self.path, "SQuAD-format JSON file", FETCH_FIX)
-        raw = read_json(path)
+        raw = read_json(path, SQUAD_EXPECTED)
         require_fields(raw, ("data",), str(path))
         articles = _as_list(raw["data"], f"{path}: field data")
         builder = _Builder(path, self.repair_window)

@@ -8,6 +8,10 @@ from typing import Any, Protocol
 
 
 class Tracker(Protocol):
+    def check(self) -> None:
+        """Fail in one line, within seconds, when the store cannot be reached (before any work)."""
+        ...
+
     def prepare(self) -> None:
         """Create the store (before parallel jobs start)."""
         ...

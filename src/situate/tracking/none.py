@@ -8,6 +8,9 @@ from typing import Any
 
 
 class NoTracker:
+    def check(self) -> None:
+        pass
+
     def prepare(self) -> None:
         pass
 
