@@ -74,6 +74,7 @@ class LoadedIndex:
     chunks: list[Chunk]
     contexts: list[Context]
     searcher: Searcher
+    startup: dict[str, float]  # seconds before the first query: index open, model load
 
     def search(self, query: str, k: int) -> tuple[list[Hit], float]:
         t = time.perf_counter()
@@ -110,6 +111,12 @@ def load(cfg: DictConfig, pipeline: Pipeline, overrides: list[str]) -> LoadedInd
         for m in manifest["chunks"]
     ]
     contexts = [Context(m["chunk_id"], m["context"]) for m in manifest["chunks"]]
+    t = time.perf_counter()
     pipeline.dense.load(folder / "dense")
-    pipeline.sparse.load(folder / "sparse")
-    return LoadedIndex(folder, chunks, contexts, pipeline.searcher(chunks, contexts))
+    pipeline.sparse.load(folder / "sparse")  # sparse=pyserini starts the JVM here
+    opened = time.perf_counter() - t
+    searcher = pipeline.searcher(chunks, contexts)
+    t = time.perf_counter()
+    searcher.warm_up()
+    startup = {"index_open_seconds": opened, "model_load_seconds": time.perf_counter() - t}
+    return LoadedIndex(folder, chunks, contexts, searcher, startup)
