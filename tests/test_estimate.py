@@ -262,3 +262,16 @@ def test_cli_prints_the_seed_figures(capsys):
 def test_cli_unknown_model_is_a_one_line_error():
     with pytest.raises(SituateError, match="no price for model 'claude-unknown-9'"):
         estimate_main(["estimate=seed_shape", "llm=claude_haiku_4_5", "llm.model=claude-unknown-9"])
+
+
+def test_cli_corpus_takes_output_tokens_without_becoming_a_shape(monkeypatch, capsys):
+    if not (COOKBOOK / "codebase_chunks.json").exists():
+        pytest.skip(f"cookbook data not found at {COOKBOOK}")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    args = [f"data_dir={COOKBOOK.parent}", "dataset.max_documents=3", "llm=claude_3_haiku",
+            "+estimate={output_tokens:53,counter:local}"]  # fmt: skip
+    assert estimate_main(args) == 0
+    out = capsys.readouterr().out
+    assert "3 documents, 27 calls (corpus)" in out
+    assert "tok of instructions in, 53 tok out" in out
+    assert "output: 27 calls x 53 tok x $1.25/Mtok = $0.001789" in out  # 1,431 tok: $0.00178875
