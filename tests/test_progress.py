@@ -26,8 +26,8 @@ class LengthEmbedder:
 
 def test_chunk_label_and_bar_total_count_the_same_texts(tmp_path: Path) -> None:
     texts = ["a", "bb", "a", "ccc", "bb"]  # 5 chunks, 3 distinct texts
-    label = chunks_label(texts, "length")
-    assert label == "embedding 5 chunks (3 distinct, length)"
+    label = chunks_label(texts)
+    assert label == "embedding 5 chunks (3 distinct texts)"
     told: list[tuple[int, int]] = []
     embeddings = CachedEmbeddings(
         LengthEmbedder(), BlobStore(tmp_path / "e.sqlite", "embeddings"), batch_size=2
@@ -37,7 +37,16 @@ def test_chunk_label_and_bar_total_count_the_same_texts(tmp_path: Path) -> None:
 
 
 def test_chunk_label_without_duplicates_says_only_the_count() -> None:
-    assert chunks_label(["a", "b"], "minilm") == "embedding 2 chunks (minilm)"
+    assert chunks_label(["a", "b"]) == "embedding 2 chunks"
+
+
+def test_the_cookbook_bar_reads_723_of_723_distinct_on_80_columns(capsys) -> None:
+    texts = [f"chunk {i % 723}" for i in range(737)]  # the cookbook: 737 chunks, 723 texts
+    with progress_bar(chunks_label(texts)) as advance:
+        advance(0, 723)
+        advance(723, 723)
+    err = capsys.readouterr().err  # rich's default width off a terminal: 80 columns
+    assert "embedding 737 chunks (723 distinct texts)" in err and "723/723" in err
 
 
 def test_a_bar_shows_its_label_and_final_count(capsys) -> None:

@@ -209,7 +209,7 @@ class Pipeline:
                 self.dense.load(folder)
                 log.info("dense index: cached (%s)", folder.name[:12])
                 return folder
-            with progress_bar(chunks_label(texts, self.embedder.name)) as advance:
+            with progress_bar(chunks_label(texts)) as advance:
                 vectors = self.embeddings(texts, "document", advance)
             self.dense.build(np.asarray(vectors, dtype=np.float32))
             with self.cache.writing("dense", folder.name) as tmp:
@@ -230,11 +230,11 @@ class Pipeline:
         return folder
 
 
-def chunks_label(texts: list[str], embedder: str) -> str:
-    """``embedding 737 chunks (723 distinct, minilm)``: the bar counts distinct texts."""
+def chunks_label(texts: list[str]) -> str:
+    """``embedding 737 chunks (723 distinct texts)``: the bar counts distinct texts."""
     distinct = len(set(texts))
-    shown = f"{distinct} distinct, " if distinct != len(texts) else ""
-    return f"embedding {len(texts)} chunks ({shown}{embedder})"
+    shown = f" ({distinct} distinct texts)" if distinct != len(texts) else ""
+    return f"embedding {len(texts)} chunks{shown}"
 
 
 def queries_label(n: int) -> str:

@@ -462,13 +462,14 @@ def cost_chart(sc: StudyComparison) -> str | None:
             capsize=3,
             zorder=1,
         )
-        for marks, marker, label in ((~estimated, "o", None), (estimated, "D", ESTIMATE_LEGEND)):
+        for marks, marker in ((~estimated, "o"), (estimated, "D")):
             if marks.any():
                 ax.scatter(
                     cost[marks], qual[marks], s=70, marker=marker, zorder=4, edgecolors="white",
                     c=[colors[s.run.run_id] for s, x in zip(runs, marks, strict=True) if x],
-                    label=label,
                 )  # fmt: skip
+        if estimated.any():  # the legend's diamond in grey: the colours are the configurations'
+            ax.scatter([], [], s=70, marker="D", c="#777", label=ESTIMATE_LEGEND)
         ax.scatter(
             cost[front], qual[front], s=190, facecolors="none", edgecolors="#2ca02c", lw=1.8, zorder=3,
             label="on the Pareto front (no run is both cheaper and better)",
@@ -503,7 +504,7 @@ def cost_chart(sc: StudyComparison) -> str | None:
                 transform=ax.transAxes, ha="right", fontsize=FONT_PT - 1, color="#555",
             )  # fmt: skip
         else:
-            ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: usd(v)))
+            ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"${v:g}"))  # a scale
         ax.set_xlabel(
             "cost (USD): what the run spent (cost_usd_total)"
             + (" + writing its replayed contexts (estimate)" if estimated.any() else "")
