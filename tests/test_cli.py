@@ -164,9 +164,9 @@ def test_llm_contexts_are_read_from_the_store_without_a_key(cookbook_dir: Path, 
 def test_search_shows_the_query_time_apart_from_start_up() -> None:
     from situate.cli import search_timing
 
-    startup = {"index_open_seconds": 2.14, "model_load_seconds": 97.5}
+    startup = {"jvm_start_seconds": 0.96, "index_open_seconds": 2.14, "model_load_seconds": 97.5}
     assert search_timing(0.0354, startup) == (
-        "query 35 ms (before it: index open 2.1 s, model load 97.5 s)"
+        "query 35 ms (before it: JVM start 1.0 s, index open 2.1 s, model load 97.5 s)"
     )
 
 

@@ -149,6 +149,20 @@ def test_index_then_search(cookbook_dir: Path, tmp_path: Path):
 
 
 @pytest.mark.slow
+def test_search_with_lucene_shows_the_jvm_start_apart(cookbook_dir: Path, tmp_path: Path):
+    args = ("sparse=pyserini", "dataset.max_documents=1", f"output_dir={tmp_path}")
+    assert run_cli("index", *args).returncode == 0
+    found = run_cli("search", "DiffExecutor", *args, "-k", "2", "--json")
+    assert found.returncode == 0, found.stderr[-3000:]
+    answer = json.loads(found.stdout)
+    assert list(answer)[:5] == [
+        "query", "seconds", "jvm_start_seconds", "index_open_seconds", "model_load_seconds",
+    ]  # fmt: skip
+    table = run_cli("search", "DiffExecutor", *args, "-k", "2", env={"COLUMNS": "200"})
+    assert "(before it: JVM start " in table.stdout
+
+
+@pytest.mark.slow
 def test_parallel_sweep_builds_each_shared_index_once(cookbook_dir: Path, tmp_path: Path):
     proc = run_cli(
         "run", "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "dataset.max_documents=3",

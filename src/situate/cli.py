@@ -324,12 +324,12 @@ def _search(args: list[str]) -> int:
     return 0
 
 
+STARTUP = {"jvm_start_seconds": "JVM start", "index_open_seconds": "index open", "model_load_seconds": "model load"}  # fmt: skip
+
+
 def search_timing(seconds: float, startup: dict[str, float]) -> str:
     """``query 35 ms (before it: index open 2.1 s, model load 3.4 s)``: the query's time apart."""
-    before = ", ".join(
-        f"{key.removesuffix('_seconds').replace('_', ' ')} {value:.1f} s"
-        for key, value in startup.items()
-    )
+    before = ", ".join(f"{STARTUP[key]} {value:.1f} s" for key, value in startup.items())
     return f"query {seconds * 1000:.0f} ms (before it: {before})"
 
 
