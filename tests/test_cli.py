@@ -118,6 +118,21 @@ def test_chunks_lists_ids_offsets_and_text(cookbook_dir: Path):
     assert "doc_1_chunk_0" in proc.stdout
     assert "//! Executor for differential fuzzing." in proc.stdout
     assert "13 chunks" in proc.stdout
+    assert "not shown" not in proc.stdout  # 13 is under the default limit of 20
+
+
+def test_chunks_lists_the_first_20_and_says_how_many_more(cookbook_dir: Path):
+    proc = run_cli("chunks", env={"COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    assert "737 chunks" in proc.stdout
+    assert "doc_2_chunk_6" in proc.stdout  # doc_1 has 13 chunks: the 20th is doc_2's 7th
+    assert "doc_2_chunk_7" not in proc.stdout
+    assert "717 more not shown (--limit 20; --limit 0 for all)" in proc.stdout
+    five = run_cli("chunks", "--limit", "5", env={"COLUMNS": "200"})
+    assert "doc_1_chunk_4" in five.stdout and "doc_1_chunk_5" not in five.stdout
+    assert "732 more not shown" in five.stdout
+    every = run_cli("chunks", "--limit", "0", env={"COLUMNS": "200"})
+    assert "doc_90_chunk_" in every.stdout and "not shown" not in every.stdout
 
 
 def test_contexts_export_and_show(cookbook_dir: Path, tmp_path: Path):
@@ -144,3 +159,39 @@ def test_llm_contexts_are_read_from_the_store_without_a_key(cookbook_dir: Path, 
     assert proc.returncode == 0, proc.stderr  # nothing stored yet, nothing spent, no key needed
     rows = [json.loads(line) for line in proc.stdout.splitlines()]
     assert len(rows) == 13 and all(r["context"] is None for r in rows)
+
+
+def test_search_shows_the_query_time_apart_from_start_up() -> None:
+    from situate.cli import search_timing
+
+    startup = {"jvm_start_seconds": 0.96, "index_open_seconds": 2.14, "model_load_seconds": 97.5}
+    assert search_timing(0.0354, startup) == (
+        "query 35 ms (before it: JVM start 1.0 s, index open 2.1 s, model load 97.5 s)"
+    )
+
+
+def test_warm_up_loads_the_embedding_model_before_the_first_query(tmp_path: Path) -> None:
+    from situate.app import build_pipeline
+    from situate.cli import compose
+
+    cfg = compose([f"output_dir={tmp_path}", "tracking=none"])
+    pipeline = build_pipeline(cfg)
+    searcher = pipeline.searcher([], [])
+    assert pipeline.embedder._model is None
+    searcher.warm_up()
+    assert pipeline.embedder._model is not None  # the first query will not load it
+    assert pipeline.embeddings.encoded == 0  # and nothing was embedded to get there
+
+
+def test_contexts_show_says_what_to_run_when_nothing_is_stored(cookbook_dir: Path, tmp_path: Path):
+    proc = run_cli(
+        "contexts", "show", "context=llm", "prompt=code", "dataset.max_documents=1", "--limit", "2",
+        f"output_dir={tmp_path}", env={"ANTHROPIC_API_KEY": "", "COLUMNS": "300"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "(not stored yet)" in proc.stdout
+    assert "`situate run context=llm prompt=code dataset.max_documents=1 " in proc.stdout
+    replayed = run_cli("contexts", "show", "--limit", "1", env={"COLUMNS": "300"})
+    assert replayed.returncode == 0, replayed.stderr
+    assert "This chunk describes the `DiffExecutor` struct" in replayed.stdout  # README's example
+    assert "not stored yet" not in replayed.stdout

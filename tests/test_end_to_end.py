@@ -128,6 +128,8 @@ def test_index_then_search(cookbook_dir: Path, tmp_path: Path):
     assert found.returncode == 0, found.stderr[-3000:]
     answer = json.loads(found.stdout)
     assert [h["rank"] for h in answer["hits"]] == [1, 2, 3]
+    # the model load and the index open come before the query, and are not counted in its time
+    assert {"seconds", "model_load_seconds", "index_open_seconds"} <= set(answer)
     scores = [h["score"] for h in answer["hits"]]
     assert scores == sorted(scores, reverse=True)
     docs = {
@@ -140,9 +142,24 @@ def test_index_then_search(cookbook_dir: Path, tmp_path: Path):
     assert "DiffExecutor" in answer["hits"][0]["text"]
     table = run_cli("search", "DiffExecutor", *args)
     assert table.returncode == 0 and "doc_1_chunk_" in table.stdout
+    assert " ms (before it: index open " in table.stdout and ", model load " in table.stdout
     missing = run_cli("search", "DiffExecutor", *args, "context=none")
     assert missing.returncode == 2
     assert "no index for this config; run `situate index" in missing.stderr
+
+
+@pytest.mark.slow
+def test_search_with_lucene_shows_the_jvm_start_apart(cookbook_dir: Path, tmp_path: Path):
+    args = ("sparse=pyserini", "dataset.max_documents=1", f"output_dir={tmp_path}")
+    assert run_cli("index", *args).returncode == 0
+    found = run_cli("search", "DiffExecutor", *args, "-k", "2", "--json")
+    assert found.returncode == 0, found.stderr[-3000:]
+    answer = json.loads(found.stdout)
+    assert list(answer)[:5] == [
+        "query", "seconds", "jvm_start_seconds", "index_open_seconds", "model_load_seconds",
+    ]  # fmt: skip
+    table = run_cli("search", "DiffExecutor", *args, "-k", "2", env={"COLUMNS": "200"})
+    assert "(before it: JVM start " in table.stdout
 
 
 @pytest.mark.slow

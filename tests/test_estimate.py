@@ -9,9 +9,9 @@ import pytest
 from conftest import COOKBOOK
 from situate.contexts.prompts import PromptVariant
 from situate.errors import SituateError
-from situate.estimate import Shape, cents, estimate, estimate_corpus, estimate_shape, render
+from situate.estimate import Shape, estimate, estimate_corpus, estimate_shape, render
 from situate.estimate_cli import main as estimate_main
-from situate.pricing import PriceBook, load_price_book
+from situate.pricing import PriceBook, load_price_book, usd
 from situate.records import Chunk, Corpus, Document
 
 TOL = 1e-12
@@ -49,8 +49,8 @@ def test_seed_shape_on_haiku_5_5(book):
     assert r.cached.dollars == Fraction("0.38375")  # exact, not merely close
     assert abs(r.with_caching - 0.38375) < TOL
     assert abs(r.without_caching - 1.16875) < TOL  # 1,250 x 8,850 x $0.10 + $0.0625
-    assert cents(r.cached.dollars) == "$0.38"
-    assert cents(r.uncached.dollars) == "$1.17"
+    assert usd(r.cached.dollars) == "$0.3838"  # 4 significant digits, as every USD figure
+    assert usd(r.uncached.dollars) == "$1.169"
     # first calls at full price: 125 x (8,000 x 0.125 + 850 x 0.10 + 100 x 0.50) = $0.141875;
     # the other 1,125 batched: 1,125 x (8,000 x 0.01 + 850 x 0.10 + 100 x 0.50) x 0.5 = $0.1209375
     assert abs(r.with_batches - 0.2628125) < TOL
@@ -62,16 +62,18 @@ def test_seed_shape_arithmetic_lines(book):
     lines = estimate_shape(book.price("claude-haiku-5-5"), SEED).lines()
     text = "\n".join(lines)
     for expected in (
-        "documents: 1,000,000 tok / 8,000 tok = 125 docs; chunks: 8,000 / 800 = 10 per doc; "
-        "calls: 125 x 10 = 1,250",
-        "writes: 125 docs x 8,000 tok x $0.125/Mtok = $0.125",
-        "reads: 1,125 calls x 8,000 tok x $0.01/Mtok = $0.09",
-        "uncached: 1,250 calls x (800 + 50) tok x $0.10/Mtok = $0.10625",
-        "output: 1,250 calls x 100 tok x $0.50/Mtok = $0.0625",
-        "with caching: $0.125 + $0.09 + $0.10625 + $0.0625 = $0.38375  ($0.38)",
-        "uncached: 1,250 calls x (8,000 + 800 + 50) tok x $0.10/Mtok = $1.10625",
-        "without caching: $1.10625 + $0.0625 = $1.16875  ($1.17)",
-        "reads (batched): 1,125 calls x 8,000 tok x $0.01/Mtok x 0.5 (batch) = $0.045",
+        "documents: 1,000,000 tok / 8,000 tok = 125 docs; chunks: 8,000 tok / 800 tok = 10 per "
+        "doc; calls: 125 docs x 10 = 1,250",
+        "each call: document 8,000 tok (cached prefix) + chunk 800 tok + instructions 50 tok in, "
+        "100 tok out",
+        "writes: 125 docs x 8,000 tok x $0.125/Mtok = $0.1250",
+        "reads: 1,125 calls x 8,000 tok x $0.01/Mtok = $0.09000",
+        "uncached: 1,250 calls x (800 + 50) tok x $0.10/Mtok = $0.1063",  # $0.10625
+        "output: 1,250 calls x 100 tok x $0.50/Mtok = $0.06250",
+        "with caching: $0.1250 + $0.09000 + $0.1063 + $0.06250 = $0.3838",  # $0.38375
+        "uncached: 1,250 calls x (8,000 + 800 + 50) tok x $0.10/Mtok = $1.106",  # $1.10625
+        "without caching: $1.106 + $0.06250 = $1.169",  # $1.16875
+        "reads (batched): 1,125 calls x 8,000 tok x $0.01/Mtok x 0.5 (batch) = $0.04500",
         "with batches:",
     ):
         assert expected in text, expected
@@ -85,7 +87,7 @@ def test_seed_shape_on_claude_3_haiku(book):
     assert abs(b["uncached"] - 0.265625) < TOL  # 1,062,500 x $0.25
     assert abs(b["output"] - 0.15625) < TOL  # 125,000 x $1.25
     assert r.cached.dollars == Fraction("0.991875")
-    assert cents(r.cached.dollars) == "$0.99"
+    assert usd(r.cached.dollars) == "$0.9919"  # $0.991875
     assert abs(r.without_caching - 2.921875) < TOL
     assert abs(r.with_batches - 0.66703125) < TOL
     # Anthropic's published $1.02 is reproduced exactly by one more cache read per document
@@ -250,13 +252,26 @@ def test_cookbook_first_three_documents_with_the_local_tokenizer(monkeypatch, ca
 def test_cli_prints_the_seed_figures(capsys):
     assert estimate_main(["estimate=seed_shape", "llm=claude_haiku_5_5"]) == 0
     out = capsys.readouterr().out
-    assert "$0.38" in out and "$1.17" in out
-    assert "writes: 125 docs x 8,000 tok x $0.125/Mtok = $0.125" in out
+    assert "$0.3838" in out and "$1.169" in out
+    assert "writes: 125 docs x 8,000 tok x $0.125/Mtok = $0.1250" in out
     assert estimate_main(["estimate=seed_shape", "pricing=default", "llm=claude_3_haiku"]) == 0
     out = capsys.readouterr().out
-    assert "$0.99" in out and "$2.92" in out
+    assert "$0.9919" in out and "$2.922" in out  # $0.991875 and $2.921875
 
 
 def test_cli_unknown_model_is_a_one_line_error():
     with pytest.raises(SituateError, match="no price for model 'claude-unknown-9'"):
         estimate_main(["estimate=seed_shape", "llm=claude_haiku_4_5", "llm.model=claude-unknown-9"])
+
+
+def test_cli_corpus_takes_output_tokens_without_becoming_a_shape(monkeypatch, capsys):
+    if not (COOKBOOK / "codebase_chunks.json").exists():
+        pytest.skip(f"cookbook data not found at {COOKBOOK}")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    args = [f"data_dir={COOKBOOK.parent}", "dataset.max_documents=3", "llm=claude_3_haiku",
+            "+estimate={output_tokens:53,counter:local}"]  # fmt: skip
+    assert estimate_main(args) == 0
+    out = capsys.readouterr().out
+    assert "3 documents, 27 calls (corpus)" in out
+    assert "tok of instructions in, 53 tok out" in out
+    assert "output: 27 calls x 53 tok x $1.25/Mtok = $0.001789" in out  # 1,431 tok: $0.00178875

@@ -222,3 +222,18 @@ def test_price_book_from_a_composed_config():
     book = load_price_book(cfg)
     assert "claude-haiku-5-5" in book
     assert book.price("claude-haiku-5-5").rates["input"] == Fraction(1, 10)
+
+
+def test_usd_is_one_rule_four_significant_digits_and_never_fewer_than_cents():
+    from fractions import Fraction
+
+    from situate.pricing import usd
+
+    assert usd(Fraction("0.38375")) == "$0.3838"  # half up
+    assert usd(0.09) == "$0.09000"  # the same precision as its neighbours, not "$0.09"
+    assert usd(0.10625) == "$0.1063"
+    assert usd(1.4364376) == "$1.436"
+    assert usd(1234.5678) == "$1,234.57"  # cents stay
+    assert usd(0.000975) == "$0.0009750"
+    assert usd(0.99996) == "$1.000"  # rounding carries: still 4 digits
+    assert usd(0) == "$0"

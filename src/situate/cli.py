@@ -24,8 +24,9 @@ verbs:
   search "QUESTION" [group=option ...] [-k N] [--json]
                       top k chunks for a question from the persisted index: scores, ids,
                       source offsets and contexts
-  chunks [group=option ...]
-                      list chunk ids, offsets and the first 90 characters (to write gold)
+  chunks [group=option ...] [--limit N]
+                      list chunk ids, offsets and the first 90 characters (to write gold);
+                      the first 20 unless --limit says otherwise (0: all)
   report [group=option ...] [--all-runs] [--out DIR] [--permutations N]
                       compare a study's latest sweep (or every finished run) with its
                       baseline: outputs/reports/<study>/index.html (self-contained) and report.md
@@ -327,7 +328,13 @@ def _search(args: list[str]) -> int:
         ]
         print(
             json.dumps(
-                {"query": ns.query, "seconds": seconds, "index": str(index.folder), "hits": rows},
+                {
+                    "query": ns.query,
+                    "seconds": seconds,
+                    **index.startup,
+                    "index": str(index.folder),
+                    "hits": rows,
+                },
                 indent=1,
             )
         )
@@ -336,7 +343,7 @@ def _search(args: list[str]) -> int:
 
     from situate.console import console
 
-    table = Table(title=f"{ns.query}  ({seconds * 1000:.0f} ms)", show_lines=True)
+    table = Table(title=ns.query, caption=search_timing(seconds, index.startup), show_lines=True)
     for col in ("#", "score", "chunk", "offsets", "context", "text"):
         table.add_column(
             col, overflow="fold" if col in ("chunk", "context", "text") else "ellipsis"
@@ -350,15 +357,37 @@ def _search(args: list[str]) -> int:
     return 0
 
 
+STARTUP = {"jvm_start_seconds": "JVM start", "index_open_seconds": "index open", "model_load_seconds": "model load"}  # fmt: skip
+
+
+def search_timing(seconds: float, startup: dict[str, float]) -> str:
+    """``query 35 ms (before it: index open 2.1 s, model load 3.4 s)``: the query's time apart."""
+    before = ", ".join(f"{STARTUP[key]} {value:.1f} s" for key, value in startup.items())
+    return f"query {seconds * 1000:.0f} ms (before it: {before})"
+
+
 def _chunks(args: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="situate chunks", description="List chunk ids, offsets and text."
+    )
+    parser.add_argument("overrides", nargs="*", help="group=option overrides")
+    parser.add_argument(
+        "--limit", type=int, default=20, help="how many chunks to list (default 20, 0 for all)"
+    )
+    ns = parser.parse_intermixed_args(args)
+    from situate.errors import SituateError
+
+    if ns.limit < 0:
+        raise SituateError(f"chunks: --limit {ns.limit} must be 0 (all) or a positive integer")
     from hydra.utils import instantiate
     from rich.table import Table
 
     from situate.console import console
 
-    cfg = compose(args)
+    cfg = compose(ns.overrides)
     corpus = instantiate(cfg.dataset).load()
     chunks = instantiate(cfg.chunker).chunk(corpus)
+    shown = chunks[: ns.limit] if ns.limit else chunks
     table = Table(
         title=f"{corpus.name}: {len(chunks)} chunks ({cfg.chunker._target_.rsplit('.', 1)[-1]})"
     )
@@ -370,13 +399,17 @@ def _chunks(args: list[str]) -> int:
         ("text", "left"),
     ):
         table.add_column(col, justify=justify, overflow="fold" if col == "chunk id" else "ellipsis")
-    for c in chunks:
+    for c in shown:
         table.add_row(
             c.chunk_id,
             str(c.start),
             str(c.end),
             " > ".join(c.heading_path),
             " ".join(c.text.split())[:90],
+        )
+    if len(shown) < len(chunks):
+        table.caption = (
+            f"{len(chunks) - len(shown)} more not shown (--limit {len(shown)}; --limit 0 for all)"
         )
     console().print(table)
     return 0
@@ -392,7 +425,7 @@ def _contexts(args: list[str]) -> int:
     )
     parser.add_argument("--limit", type=int, default=20, help="show: how many chunks (default 20)")
     parser.add_argument("--out", default=None, help="export: the JSON Lines file (default stdout)")
-    ns = parser.parse_args(args)
+    ns = parser.parse_intermixed_args(args)
     import json
 
     from hydra.utils import instantiate
@@ -454,7 +487,17 @@ def _contexts(args: list[str]) -> int:
             str(u.cache_read),
             str(u.output),
         )
-    console().print(table)
+    out = console()
+    out.print(table)
+    if rows and all(text is None for _, text, _, _ in rows):
+        again = " ".join(ns.overrides)
+        out.print(
+            f"no context of these chunks is stored yet for this prompt and model: "
+            f"`situate run {again}` writes them (`situate estimate {again}` prices that first); "
+            "`situate contexts show` alone shows Claude's recorded contexts (context=replay)",
+            highlight=False,
+            markup=False,
+        )
     return 0
 
 

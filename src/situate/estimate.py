@@ -39,7 +39,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
 from situate.errors import SituateError
-from situate.pricing import MILLION, ModelPrice, exact
+from situate.pricing import MILLION, ModelPrice, exact, usd
 from situate.records import Chunk, Corpus
 
 SHAPE_KEYS = (
@@ -138,7 +138,7 @@ class Line:
             how = f"{count(self.units)} {unit} x {self.each}"
         else:
             how = f"{count(self.units)} {unit}, {count(self.tokens)} tok"
-        return f"{self.label}: {how} x {self.rate_how} = {money(self.dollars)}"
+        return f"{self.label}: {how} x {self.rate_how} = {usd(self.dollars)}"
 
 
 @dataclass
@@ -162,8 +162,8 @@ class Figure:
 
     def text(self) -> list[str]:
         out = [f"  {line.text()}" for line in self.lines if line.tokens]
-        parts = " + ".join(money(x.dollars) for x in self.lines if x.tokens)
-        out.append(f"  {self.name}: {parts} = {money(self.dollars)}  ({cents(self.dollars)})")
+        parts = " + ".join(usd(x.dollars) for x in self.lines if x.tokens)
+        out.append(f"  {self.name}: {parts} = {usd(self.dollars)}")
         return out
 
 
@@ -396,12 +396,12 @@ def estimate_shape(
     )
     shape_lines = [
         f"documents: {count(shape.total_document_tokens)} tok / {count(shape.document_tokens)} "
-        f"tok = {count(n_docs)} docs; chunks: {count(shape.document_tokens)} / "
-        f"{count(shape.chunk_tokens)} = {count(per_doc)} per doc; calls: {count(n_docs)} x "
-        f"{count(per_doc)} = {count(calls)}",
-        f"each call: document {count(shape.document_tokens)} (cached prefix) + chunk "
-        f"{count(shape.chunk_tokens)} + instructions {count(shape.instruction_tokens)} tok in, "
-        f"{count(shape.output_tokens)} tok out",
+        f"tok = {count(n_docs)} docs; chunks: {count(shape.document_tokens)} tok / "
+        f"{count(shape.chunk_tokens)} tok = {count(per_doc)} per doc; calls: {count(n_docs)} docs "
+        f"x {count(per_doc)} = {count(calls)}",
+        f"each call: document {count(shape.document_tokens)} tok (cached prefix) + chunk "
+        f"{count(shape.chunk_tokens)} tok + instructions {count(shape.instruction_tokens)} tok "
+        f"in, {count(shape.output_tokens)} tok out",
     ]
     result = _result(
         price,
@@ -662,19 +662,6 @@ def rate_text(rate: Fraction) -> str:
     return f"${_plain_decimal(rate, 2)}"
 
 
-def money(value: Fraction) -> str:
-    """Dollars exactly to 1e-9 (``$0.10625``), at least two decimals."""
-    return f"${_plain_decimal(value, 2)}"
-
-
-def cents(value: Fraction | float) -> str:
-    """Dollars rounded to the cent (``$0.38``); under a cent, two significant digits."""
-    value = exact(value)
-    if 0 < value < Fraction(1, 100):
-        return f"${float(value):.2g}"
-    return f"${_decimal(value, 2):,}"
-
-
 def _decimal(value: Fraction, places: int) -> Decimal:
     q = Decimal(1).scaleb(-places)
     return (Decimal(value.numerator) / Decimal(value.denominator)).quantize(q, ROUND_HALF_UP)
@@ -708,15 +695,15 @@ def render(result: EstimateResult) -> None:
         ("uncached input", "uncached", "uncached"),
         ("output", "output", "output"),
     ):
-        table.add_row(label, count(t[kind]), money(result.cached.part(part)))
+        table.add_row(label, count(t[kind]), usd(result.cached.part(part)))
     table.add_section()
-    table.add_row("[bold]with caching[/bold]", "", f"[bold]{cents(result.cached.dollars)}[/bold]")
-    table.add_row("without caching", "", cents(result.uncached.dollars))
+    table.add_row("[bold]with caching[/bold]", "", f"[bold]{usd(result.cached.dollars)}[/bold]")
+    table.add_row("without caching", "", usd(result.uncached.dollars))
     if result.batched is not None:
-        table.add_row("with batches", "", cents(result.batched.dollars))
+        table.add_row("with batches", "", usd(result.batched.dollars))
     if result.document_tokens:
         per_million = result.cached.dollars * MILLION / result.document_tokens
-        table.add_row("with caching, per million document tokens", "", cents(per_million))
+        table.add_row("with caching, per million document tokens", "", usd(per_million))
     out.print(table)
     out.print(f"tokens counted with: {result.counter}", highlight=False)
     for line in result.lines():

@@ -40,7 +40,7 @@ def main(args: list[str]) -> int:
     price = load_price_book(cfg).price(str(cfg.llm.model))
     ttl = cfg.llm.get("cache_ttl") or "5m"
     node = cfg.get("estimate")
-    if node is not None and any(k in node for k in SHAPE_KEYS):
+    if node is not None and any(k in node for k in SHAPE_KEYS if k not in CORPUS_OPTIONS):
         result = estimate_shape(price, Shape.from_config(node), ttl=ttl)
     else:
         options = dict(node) if node is not None else {}

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Literal
@@ -53,6 +53,19 @@ def exact(value: float | int | str | Fraction | Decimal) -> Fraction:
     if isinstance(value, float):
         return Fraction(Decimal(repr(value)))
     return Fraction(Decimal(value)) if isinstance(value, str) else Fraction(value)
+
+
+def usd(value: float | int | Fraction | Decimal) -> str:
+    """Dollars, the one way every command and report writes them: 4 significant digits and never
+    fewer than cents (``$0.3838``, ``$0.09000``, ``$1.436``, ``$1,234.57``); ``$0`` for nothing."""
+    amount = exact(float(value) if not isinstance(value, Fraction | int | Decimal) else value)
+    if amount == 0:
+        return "$0"
+    d = Decimal(amount.numerator) / Decimal(amount.denominator)
+    for _ in range(2):  # again when rounding carries into a new digit: 0.99996 -> $1.000
+        places = max(2, 3 - d.copy_abs().adjusted())
+        d = d.quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP)
+    return f"{'-' if d < 0 else ''}${abs(d):,.{places}f}"
 
 
 @dataclass(frozen=True)

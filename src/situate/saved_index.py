@@ -17,6 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from situate.errors import SituateError
 from situate.pipeline import Pipeline, Searcher
 from situate.records import Chunk, Context
+from situate.sparse import jvm
 from situate.store import DirectoryCache, content_hash
 
 INDEX_GROUPS = ("dataset", "chunker", "context", "embedder", "dense", "sparse")
@@ -74,6 +75,7 @@ class LoadedIndex:
     chunks: list[Chunk]
     contexts: list[Context]
     searcher: Searcher
+    startup: dict[str, float]  # seconds before the first query: JVM start, index open, model load
 
     def search(self, query: str, k: int) -> tuple[list[Hit], float]:
         t = time.perf_counter()
@@ -110,6 +112,17 @@ def load(cfg: DictConfig, pipeline: Pipeline, overrides: list[str]) -> LoadedInd
         for m in manifest["chunks"]
     ]
     contexts = [Context(m["chunk_id"], m["context"]) for m in manifest["chunks"]]
+    startup: dict[str, float] = {}
+    if pipeline.sparse.name == "pyserini":  # Lucene runs in a JVM: its start is not the index's
+        t = time.perf_counter()
+        jvm.start_jvm()
+        startup["jvm_start_seconds"] = time.perf_counter() - t
+    t = time.perf_counter()
     pipeline.dense.load(folder / "dense")
     pipeline.sparse.load(folder / "sparse")
-    return LoadedIndex(folder, chunks, contexts, pipeline.searcher(chunks, contexts))
+    startup["index_open_seconds"] = time.perf_counter() - t
+    searcher = pipeline.searcher(chunks, contexts)
+    t = time.perf_counter()
+    searcher.warm_up()
+    startup["model_load_seconds"] = time.perf_counter() - t
+    return LoadedIndex(folder, chunks, contexts, searcher, startup)

@@ -13,7 +13,7 @@ from situate.contexts.heading_path import HeadingPathContext
 from situate.contexts.none import NoContext
 from situate.contexts.replay import ReplayContext
 from situate.errors import SituateError
-from situate.records import Chunk, Context, Corpus, Document
+from situate.records import Chunk, Context, Corpus, Document, Usage
 
 
 def chunk(
@@ -124,6 +124,20 @@ def test_replay_from_jsonl_with_index_field(tmp_path: Path) -> None:
     replay = ReplayContext(str(write_jsonl(tmp_path / "contexts.jsonl", records)))
     contexts = replay.contextualize(CORPUS_AB, [chunk("a", 1), chunk("b", 0)])
     assert [c.text for c in contexts] == ["about a, part 1", "about b"]
+
+
+def test_replay_keeps_the_usage_a_record_carries(tmp_path: Path) -> None:
+    usage = {"input_uncached": 120, "cache_write": 3000, "cache_read": 0, "output": 45}
+    records = [{**RECORDS[1], "usage": usage}, RECORDS[2]]  # as `situate contexts export` writes
+    replay = ReplayContext(str(write_jsonl(tmp_path / "contexts.jsonl", records)))
+    with_usage, without = replay.contextualize(CORPUS_AB, [chunk("a", 0), chunk("b", 0)])
+    assert with_usage.usage == Usage(120, 3000, 0, 45)
+    assert without.usage == Usage()
+    bad = [{**RECORDS[1], "usage": {"output": -1}}]
+    with pytest.raises(SituateError, match=r"record 1: usage must map .*\(integers >= 0\)"):
+        ReplayContext(str(write_jsonl(tmp_path / "bad.jsonl", bad))).contextualize(
+            CORPUS_AB, [chunk("a", 0)]
+        )
 
 
 def test_replay_missing_context_names_chunk_and_fix(tmp_path: Path) -> None:

@@ -1,15 +1,20 @@
 """``context: replay``: contexts recorded in a file (such as the real Claude contexts shipped for
-the cookbook set), joined to chunks by document id and chunk index."""
+the cookbook set), joined to chunks by document id and chunk index.
+
+A replayed context costs nothing in its run; ``written_by`` names the model (and prompt) that
+wrote them, so that the report can show what writing them cost (``situate.report.writing_cost``),
+from the ``usage`` a record carries (``situate contexts export`` writes it) or from counted tokens.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from situate.contexts.base import Placement
 from situate.datasets.base import existing_path, read_json, read_jsonl, require_fields
 from situate.errors import SituateError
-from situate.records import Chunk, Context, Corpus
+from situate.records import Chunk, Context, Corpus, Usage
 
 
 class ReplayContext(Placement):
@@ -24,6 +29,9 @@ class ReplayContext(Placement):
         joined to the wrong contexts, so that is an error.
     allow_missing : bool
         A chunk without a recorded context gets none instead of being an error.
+    written_by : mapping or None
+        ``{llm: OPTION, prompt: OPTION}``: the ``conf/llm`` and ``conf/prompt`` options the
+        contexts were written with, for the report's estimate of what writing them cost.
     """
 
     name = "replay"
@@ -36,11 +44,13 @@ class ReplayContext(Placement):
         placement: str = "after",
         separator: str = "\n\n",
         apply_to: Sequence[str] = ("dense", "sparse", "rerank"),
+        written_by: Mapping[str, str] | None = None,
     ):
         super().__init__(placement, separator, apply_to)
         self.path = Path(path)
         self.for_chunker = for_chunker
         self.allow_missing = allow_missing
+        self.written_by = dict(written_by or {})
 
     def contextualize(self, corpus: Corpus, chunks: list[Chunk]) -> list[Context]:
         recorded = self._read()
@@ -53,19 +63,19 @@ class ReplayContext(Placement):
                     f"context=heading_path with chunker={c.chunker} (or context=llm to write "
                     "contexts for these chunks)"
                 )
-            text = recorded.get((c.doc_id, c.index))
-            if text is None:
+            found = recorded.get((c.doc_id, c.index))
+            if found is None:
                 if not self.allow_missing:
                     raise SituateError(
                         f"{self.path}: no context recorded for chunk {c.chunk_id} "
                         f"(doc_id {c.doc_id}, index {c.index}); add it, set "
                         "context.allow_missing=true, or use context=none or context=heading_path"
                     )
-                text = ""
-            out.append(Context(c.chunk_id, text))
+                found = ("", Usage())
+            out.append(Context(c.chunk_id, *found))
         return out
 
-    def _read(self) -> dict[tuple[str, int], str]:
+    def _read(self) -> dict[tuple[str, int], tuple[str, Usage]]:
         path = existing_path(self.path, "recorded contexts file", "set context.path to the file")
         if path.suffix == ".jsonl":
             records = list(read_jsonl(path))
@@ -74,7 +84,7 @@ class ReplayContext(Placement):
             if not isinstance(data, list):
                 raise SituateError(f"{path}: expected a JSON list of context records")
             records = [(i, r) for i, r in enumerate(data)]
-        recorded: dict[tuple[str, int], str] = {}
+        recorded: dict[tuple[str, int], tuple[str, Usage]] = {}
         for n, rec in records:
             where = f"{path}: record {n}"
             require_fields(rec, ("doc_id", "context"), where)
@@ -84,5 +94,20 @@ class ReplayContext(Placement):
             key = (rec["doc_id"], index)
             if key in recorded:
                 raise SituateError(f"{where}: a second context for doc_id {key[0]} index {key[1]}")
-            recorded[key] = rec["context"]
+            recorded[key] = (rec["context"], _usage(rec, where))
         return recorded
+
+
+def _usage(record: Mapping, where: str) -> Usage:
+    """The ``usage`` the record's call reported (``Usage()`` when it has none)."""
+    usage = record.get("usage")
+    if usage is None:
+        return Usage()
+    fields = ("input_uncached", "cache_write", "cache_read", "output")
+    if not isinstance(usage, Mapping) or not all(
+        isinstance(usage.get(f, 0), int) and usage.get(f, 0) >= 0 for f in fields
+    ):
+        raise SituateError(
+            f"{where}: usage must map {', '.join(fields)} to token counts (integers >= 0)"
+        )
+    return Usage(**{f: usage.get(f, 0) for f in fields})

@@ -21,11 +21,15 @@ from typing import Any
 import numpy as np
 
 from situate.errors import SituateError
+from situate.report.writing_cost import WritingCost, writing_cost
+from situate.store import content_hash
 from situate.tracking.summary import GROUPS, LLM_GROUPS, RESULT_FILE
 
 CHOICE_GROUPS = GROUPS + LLM_GROUPS
 PER_QUESTION = "per_question.csv"
 CONTEXTS = "contexts.jsonl"
+CONFIG = "config.yaml"
+WRITTEN_BY = "context.written_by.llm"  # the param of a run whose contexts were written before
 
 
 @dataclass
@@ -45,6 +49,8 @@ class RunData:
     )
     error: str | None = None
     label: str = ""
+    writing: WritingCost | None = None  # replayed contexts: what writing them cost (estimate)
+    writing_error: str | None = None  # why that could not be estimated
 
     @property
     def choices(self) -> dict[str, str]:
@@ -158,6 +164,7 @@ def load_study(
         for run in data:
             if run.status == "FINISHED":
                 _load_artifacts(client, tracking_uri, run, Path(tmp) / run.run_id)
+        _estimate_writing(client, tracking_uri, [r for r in data if r.ok], Path(tmp))
     base = find_baseline(study, data, spec)
     varying = _label(data)
     ks = sorted(
@@ -331,6 +338,40 @@ def _load_artifacts(client, tracking_uri: str, run: RunData, dest: Path) -> None
         )
         with open(path, encoding="utf-8") as f:
             run.contexts = [json.loads(line) for line in f if line.strip()]
+
+
+def _estimate_writing(client, tracking_uri: str, runs: list[RunData], tmp: Path) -> None:
+    """Each replayed run's cost of writing its contexts, once per dataset, chunker and context."""
+    from mlflow.artifacts import download_artifacts
+    from omegaconf import OmegaConf
+
+    done: dict[str, WritingCost | SituateError | None] = {}
+    for run in runs:
+        if WRITTEN_BY not in run.params or CONFIG not in {
+            a.path for a in client.list_artifacts(run.run_id)
+        }:
+            continue
+        path = download_artifacts(
+            run_id=run.run_id, artifact_path=CONFIG, dst_path=str(tmp / run.run_id),
+            tracking_uri=tracking_uri,
+        )  # fmt: skip
+        cfg = OmegaConf.load(path)
+        key = content_hash(
+            {
+                g: OmegaConf.to_container(cfg.get(g))
+                for g in ("dataset", "chunker", "context", "pricing")
+            }
+        )
+        if key not in done:
+            try:
+                done[key] = writing_cost(cfg)
+            except SituateError as e:  # e.g. the data set is not on this machine
+                done[key] = e
+        found = done[key]
+        if isinstance(found, SituateError):
+            run.writing_error = f"no estimate of writing its contexts: {found}"
+        else:
+            run.writing = found
 
 
 def _distinct(runs: list[RunData], groups: list[str], describe) -> int:

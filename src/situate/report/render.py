@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from situate.report.collect import spec_text
+from situate.pricing import usd
+from situate.report.collect import RunData, spec_text
 from situate.report.compare import (
     StudyComparison,
     format_p,
@@ -53,6 +54,8 @@ USAGE_HEADERS = {
     "cost_usd_total": "total $",
     "cost_usd_per_1k_queries": "$ per 1k queries",
 }
+WRITTEN_HEADER = "contexts written $"
+ESTIMATE_LEGEND = "replayed contexts: + estimated cost of writing them"
 BASELINE_COLOR = "#8c8c8c"
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")  # fmt: skip
 
@@ -253,9 +256,12 @@ def _flip_dict(f) -> dict:
 def _usage_table(sc: StudyComparison) -> dict | None:
     runs = [s.run for s in sc.summaries]
     present = [m for m in TOKEN_METRICS + COST_METRICS if any(m in r.metrics for r in runs)]
-    if not present:
+    written = [r for r in runs if r.writing]
+    if not present and not written:
         return None
     header = [USAGE_HEADERS[m] for m in present]
+    if written:
+        header.append(WRITTEN_HEADER)
     rows = []
     for r in runs:
         cells = []
@@ -266,7 +272,9 @@ def _usage_table(sc: StudyComparison) -> dict | None:
             elif m.startswith("tokens_"):
                 cells.append(f"{int(round(v)):,}")
             else:
-                cells.append(f"${v:,.4f}")
+                cells.append(usd(v))
+        if written:
+            cells.append(f"{usd(r.writing.usd)} (estimate)" if r.writing else "-")
         rows.append({"label": r.label, "cells": cells})
     total = [r.metrics.get("cost_usd_total") for r in runs]
     zero = all((t or 0.0) == 0.0 for t in total) and not any(
@@ -278,7 +286,28 @@ def _usage_table(sc: StudyComparison) -> dict | None:
         if zero
         else "Costs are what each run spent (contexts served from the store cost nothing again)."
     )
-    return {"header": header, "rows": rows, "note": note}
+    notes = [note, *_writing_notes(runs)]
+    return {"header": header, "rows": rows, "note": " ".join(notes)}
+
+
+def _writing_notes(runs: list[RunData]) -> list[str]:
+    """How the cost of writing replayed contexts was estimated, once per distinct way."""
+    ways = sorted({f"with {r.writing.model}, from {r.writing.how}" for r in runs if r.writing})
+    notes = [
+        f"{WRITTEN_HEADER}: replayed contexts cost nothing in their run; this estimates what "
+        f"writing them cost {'; '.join(ways)}. From counted tokens it bills as prompt caching "
+        "does: each document written to the cache once, by its first chunk's call, and read back "
+        "by its other chunks' calls (documents under the model's minimum cacheable length paid "
+        "as uncached input), chunk and instructions uncached."
+    ] if ways else []  # fmt: skip
+    notes += sorted({f"{r.label}: {r.writing_error}." for r in runs if r.writing_error})
+    return notes
+
+
+def configuration_cost(run: RunData) -> tuple[float, bool]:
+    """What the run spent plus, for replayed contexts, the estimate of writing them; estimated?"""
+    spent = run.metrics.get("cost_usd_total", 0.0)
+    return (spent + run.writing.usd, True) if run.writing else (spent, False)
 
 
 def _prompt_note(sc: StudyComparison) -> str:
@@ -346,13 +375,6 @@ def _rc():
             "axes.spines.right": False,
         }
     )
-
-
-def usd(x: float) -> str:
-    """0 -> '$0'; 12.3 -> '$12.30'; 0.1 -> '$0.10'; 0.0012 -> '$0.0012'."""
-    if x == 0:
-        return "$0"
-    return f"${x:,.2f}" if abs(x) >= 0.01 else f"${x:.2g}"
 
 
 def _name(s) -> str:
@@ -429,13 +451,14 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
 
 def cost_chart(sc: StudyComparison) -> str | None:
     """Cost of each run against recall@K (largest k), the Pareto front drawn as a step line."""
-    runs = [s for s in sc.summaries if "cost_usd_total" in s.run.metrics]
+    runs = [s for s in sc.summaries if "cost_usd_total" in s.run.metrics or s.run.writing]
     if not runs:
         return None
     plt = _plt()
     colors = _colors(sc)
     m = f"recall_at_{sc.k_flip}"
-    cost = np.array([s.run.metrics["cost_usd_total"] for s in runs])
+    cost = np.array([configuration_cost(s.run)[0] for s in runs])
+    estimated = np.array([configuration_cost(s.run)[1] for s in runs], dtype=bool)
     qual = np.array([100 * s.means[m] for s in runs])
     lo = np.array([100 * s.cis[m][0] for s in runs])
     hi = np.array([100 * s.cis[m][1] for s in runs])
@@ -454,9 +477,14 @@ def cost_chart(sc: StudyComparison) -> str | None:
             capsize=3,
             zorder=1,
         )
-        ax.scatter(
-            cost, qual, s=70, c=[colors[s.run.run_id] for s in runs], zorder=4, edgecolors="white"
-        )
+        for marks, marker in ((~estimated, "o"), (estimated, "D")):
+            if marks.any():
+                ax.scatter(
+                    cost[marks], qual[marks], s=70, marker=marker, zorder=4, edgecolors="white",
+                    c=[colors[s.run.run_id] for s, x in zip(runs, marks, strict=True) if x],
+                )  # fmt: skip
+        if estimated.any():  # the legend's diamond in grey: the colours are the configurations'
+            ax.scatter([], [], s=70, marker="D", c="#777", label=ESTIMATE_LEGEND)
         ax.scatter(
             cost[front], qual[front], s=190, facecolors="none", edgecolors="#2ca02c", lw=1.8, zorder=3,
             label="on the Pareto front (no run is both cheaper and better)",
@@ -476,7 +504,7 @@ def cost_chart(sc: StudyComparison) -> str | None:
             placed.append(yl)
             label_y[i] = yl
         for i, s in enumerate(runs):
-            text = f"{_name(s)}  {qual[i]:.1f}%, {usd(cost[i])}"
+            text = f"{_name(s)}  {qual[i]:.1f}%, {usd(cost[i])}{' (est.)' if estimated[i] else ''}"
             ax.annotate(
                 text, (cost[i], qual[i]), xytext=(cost[i] + right * 0.05, label_y[i]), va="center",
                 fontsize=FONT_PT - 1, zorder=5, bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
@@ -491,8 +519,11 @@ def cost_chart(sc: StudyComparison) -> str | None:
                 transform=ax.transAxes, ha="right", fontsize=FONT_PT - 1, color="#555",
             )  # fmt: skip
         else:
-            ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: usd(v)))
-        ax.set_xlabel("cost of the run (cost_usd_total, USD)")
+            ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"${v:g}"))  # a scale
+        ax.set_xlabel(
+            "cost (USD): what the run spent (cost_usd_total)"
+            + (" + writing its replayed contexts (estimate)" if estimated.any() else "")
+        )
         ax.set_ylabel(f"recall@{sc.k_flip} (%)")
         ax.grid(color="#eee", lw=0.6)
         ax.legend(loc="upper right", frameon=False)

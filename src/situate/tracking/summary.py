@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 RESULT_FILE = "result.json"
 PARENT_FILE = "parent_run_id"  # in the sweep folder: the MLflow run the sweep's jobs nest under
@@ -55,12 +55,16 @@ class ResultsTable(Callback):
             (sweep / PARENT_FILE).write_text(parent)
 
     def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
-        print_results(sorted(Path(config.hydra.run.dir).glob(RESULT_FILE)))
+        folder = Path(config.hydra.run.dir)
+        if print_results(sorted(folder.glob(RESULT_FILE))) is not None:
+            print_next_steps(config, folder)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep = Path(config.hydra.sweep.dir)
         files = sorted(sweep.glob(f"*/{RESULT_FILE}"), key=_job_number)
         table = print_results(files)
+        if table is not None:
+            print_next_steps(config, sweep)
         parent_file = sweep / PARENT_FILE
         if parent_file.exists() and config.get("tracking") is not None:
             from hydra.utils import instantiate
@@ -75,15 +79,59 @@ class ResultsTable(Callback):
             )
 
 
-def _prepare_tracking(config: DictConfig):
-    """Create the MLflow store before any job starts (parallel jobs would race to migrate it)."""
+def _tracker(config: DictConfig):
     from hydra.utils import instantiate
 
-    if config.get("tracking") is None:
-        return None
-    tracker = instantiate(config.tracking)
-    tracker.prepare()
+    return None if config.get("tracking") is None else instantiate(config.tracking)
+
+
+def _prepare_tracking(config: DictConfig):
+    """Create the MLflow store before any job starts (parallel jobs would race to migrate it)."""
+    tracker = _tracker(config)
+    if tracker is not None:
+        tracker.prepare()
     return tracker
+
+
+MAKE_REPORT = "cookbook_replication"  # the experiment `make report` reports
+DEFAULT_DB = Path("outputs/mlflow.db")  # the store `make mlflow-ui` opens
+
+
+def next_steps(config: DictConfig, folder: Path) -> list[tuple[str, str]]:
+    """Where to look once the table is printed: the outputs, the MLflow UI, the study's report."""
+    steps = [
+        (
+            "outputs",
+            f"{folder} (result.json, per_question.csv, config.yaml and app.log of each job)",
+        )
+    ]
+    uri = getattr(_tracker(config), "uri", None)
+    if uri and uri == f"sqlite:///{DEFAULT_DB.resolve()}":
+        steps.append(("MLflow", "make mlflow-ui, then open http://127.0.0.1:5000"))
+    elif uri and uri.startswith("sqlite:///"):
+        steps.append(("MLflow", f"mlflow ui --backend-store-uri {uri}"))
+    elif uri:
+        steps.append(("MLflow", f"open {uri} (the tracking server)"))
+    experiment = OmegaConf.select(config, "hydra.runtime.choices.experiment")
+    if experiment and config.get("baseline") is not None:
+        command = f"situate report experiment={experiment}"
+        if experiment == MAKE_REPORT:
+            command = f"make report (= {command})"
+        steps.append(("report", f"{command}: HTML + Markdown vs the baseline"))
+    return steps
+
+
+def print_next_steps(config: DictConfig, folder: Path) -> None:
+    from rich.table import Table
+
+    from situate.console import console
+
+    table = Table(title="where to look next", title_justify="left", show_header=False, box=None)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    for what, where in next_steps(config, folder):
+        table.add_row(what, where)
+    console().print(table)
 
 
 def parent_run_id(sweep_dir: str | Path) -> str | None:
@@ -104,23 +152,46 @@ def print_results(files: list[Path]) -> str | None:
     rows = [json.loads(f.read_text()) for f in files]
     if not rows:
         return None
-    from rich.table import Table
+    from rich.console import Console
 
     from situate.console import console
 
-    varying = [g for g in GROUPS if len({r["choices"].get(g) for r in rows}) > 1] or [
-        "context",
-        "fusion",
-    ]
+    table = results_table(rows)
+    console().print(table)
+    plain = Console(width=200, record=True, file=io.StringIO(), color_system=None)
+    plain.print(table)
+    return plain.export_text()
+
+
+def telling_groups(rows: list[dict]) -> list[str]:
+    """The config groups whose choices tell the rows apart; with ``arm``, only those it does not set."""
+    varying = [g for g in GROUPS if len({r["choices"].get(g) for r in rows}) > 1]
+    if "arm" in varying:
+        arms = {r["choices"].get("arm") for r in rows}
+        varying = [
+            g
+            for g in varying
+            if g == "arm"
+            or len({(r["choices"].get("arm"), r["choices"].get(g)) for r in rows}) > len(arms)
+        ]
+    return varying or ["context", "fusion"]
+
+
+def results_table(rows: list[dict]):
+    """One row per job: the choices that tell it apart (never cut), Pass@k, Recall@k, MRR, run id."""
+    from rich.table import Table
+
+    groups = telling_groups(rows)
     ks = rows[0].get("ks", [5, 10, 20])
     table = Table(title=f"{rows[0]['choices'].get('dataset', '')}: {len(rows)} run(s)")
-    for g in varying:
-        table.add_column(g)
+    for g in groups:
+        names = [str(r["choices"].get(g, "")) for r in rows]
+        table.add_column(g, min_width=max(len(n) for n in [g, *names]), overflow="fold")
     for name in ("Pass", "Recall"):
         for k in ks:
             table.add_column(f"{name}@{k}", justify="right")
     table.add_column("MRR", justify="right")
-    table.add_column("MLflow run", no_wrap=True)
+    table.add_column("MLflow run", overflow="fold")
     for r in rows:
         m = r.get("metrics", {})
         if r.get("error"):
@@ -130,10 +201,5 @@ def print_results(files: list[Path]) -> str | None:
             cells = [f"{100 * m[f'pass_at_{k}']:.1f}" for k in ks]
             cells += [f"{100 * m[f'recall_at_{k}']:.1f}" for k in ks]
             cells += [f"{m['mrr']:.3f}", r.get("run_id") or "-"]
-        table.add_row(*[str(r["choices"].get(g, "")) for g in varying], *cells)
-    console().print(table)
-    from rich.console import Console
-
-    plain = Console(width=200, record=True, file=io.StringIO(), color_system=None)
-    plain.print(table)
-    return plain.export_text()
+        table.add_row(*[str(r["choices"].get(g, "")) for g in groups], *cells)
+    return table

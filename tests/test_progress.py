@@ -1,0 +1,82 @@
+"""Progress bars: what they say and the totals they count, read through the progress hook."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from situate.embedding.base import CachedEmbeddings
+from situate.pipeline import chunks_label, queries_label
+from situate.progress import progress_bar
+from situate.store import BlobStore
+
+
+class LengthEmbedder:
+    """Vector of a text: [len(text), 1]."""
+
+    name = "length"
+
+    def identity(self) -> dict:
+        return {"provider": "length"}
+
+    def encode(self, texts: list[str], kind: str) -> np.ndarray:
+        return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+
+def test_chunk_label_and_bar_total_count_the_same_texts(tmp_path: Path) -> None:
+    texts = ["a", "bb", "a", "ccc", "bb"]  # 5 chunks, 3 distinct texts
+    label = chunks_label(texts)
+    assert label == "embedding 5 chunks (3 distinct texts)"
+    told: list[tuple[int, int]] = []
+    embeddings = CachedEmbeddings(
+        LengthEmbedder(), BlobStore(tmp_path / "e.sqlite", "embeddings"), batch_size=2
+    )
+    embeddings(texts, "document", lambda n, total: told.append((n, total)))
+    assert told == [(0, 3), (2, 3), (1, 3)]  # none cached, then batches of 2 and 1 of 3 distinct
+
+
+def test_chunk_label_without_duplicates_says_only_the_count() -> None:
+    assert chunks_label(["a", "b"]) == "embedding 2 chunks"
+
+
+def test_the_cookbook_bar_reads_723_of_723_distinct_on_80_columns(capsys) -> None:
+    texts = [f"chunk {i % 723}" for i in range(737)]  # the cookbook: 737 chunks, 723 texts
+    with progress_bar(chunks_label(texts)) as advance:
+        advance(0, 723)
+        advance(723, 723)
+    err = capsys.readouterr().err  # rich's default width off a terminal: 80 columns
+    assert "embedding 737 chunks (723 distinct texts)" in err and "723/723" in err
+
+
+def test_a_bar_shows_its_label_and_final_count(capsys) -> None:
+    with progress_bar(queries_label(3)) as advance:
+        for _ in range(3):
+            advance(1, 3)
+    err = capsys.readouterr().err  # not a terminal: rich prints the finished bar once
+    assert "embedding + searching 3 questions" in err
+    assert "3/3" in err
+
+
+def test_nothing_to_do_shows_no_bar(capsys) -> None:
+    with progress_bar("embedding 2 chunks (minilm)") as advance:
+        advance(2, 2)  # everything came from the cache
+    assert capsys.readouterr().err == ""
+
+
+def test_the_query_loop_reports_each_question(tmp_path: Path) -> None:
+    from situate.dense.flat import FlatIndex
+    from situate.fusion.dense_only import DenseOnly
+    from situate.pipeline import Searcher
+    from situate.reranking.base import CachedReranker
+    from situate.reranking.none import NoReranker
+
+    embeddings = CachedEmbeddings(LengthEmbedder(), BlobStore(tmp_path / "e.sqlite", "embeddings"))
+    dense = FlatIndex(threads=1)
+    dense.build(embeddings(["a", "bb", "ccc"], "document"))
+    reranker = CachedReranker(NoReranker(), BlobStore(tmp_path / "r.sqlite", "rerank"))
+    searcher = Searcher(embeddings, dense, None, DenseOnly(), reranker, ["a", "bb", "ccc"], 2)
+    told: list[tuple[int, int]] = []
+    ranked, latency = searcher.search_all(["x", "yy"], lambda n, total: told.append((n, total)))
+    assert told == [(1, 2), (1, 2)]
+    assert len(latency.total) == 2

@@ -1,0 +1,108 @@
+"""The table a run or a sweep ends on, and the lines after it that say where to look next."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from omegaconf import OmegaConf
+from rich.console import Console
+
+from situate.tracking.summary import next_steps, results_table, telling_groups
+
+ARMS = {
+    "baseline": ("none", "dense_only", "none"),
+    "contextual_embeddings": ("replay", "dense_only", "none"),
+    "contextual_bm25": ("replay", "weighted_rank", "none"),
+    "contextual_reranked": ("replay", "weighted_rank", "cross_encoder"),
+}
+
+
+def row(arm: str, i: int) -> dict:
+    context, fusion, reranker = ARMS[arm]
+    choices = {"dataset": "cookbook", "arm": arm, "context": context, "fusion": fusion}
+    metrics = {f"{m}_at_{k}": 0.5 + i / 10 for m in ("pass", "recall") for k in (5, 10, 20)}
+    return {
+        "choices": {**choices, "reranker": reranker},
+        "ks": [5, 10, 20],
+        "metrics": {**metrics, "mrr": 0.25},
+        "run_id": str(i) * 32,
+    }
+
+
+def render(table, width: int) -> str:
+    out = Console(width=width, record=True, file=io.StringIO(), color_system=None)
+    out.print(table)
+    return out.export_text()
+
+
+def test_arms_are_told_apart_by_name_alone() -> None:
+    rows = [row(arm, i) for i, arm in enumerate(ARMS)]
+    assert telling_groups(rows) == ["arm"]  # context, fusion, reranker follow from the arm
+
+
+def test_a_group_the_arm_does_not_set_stays() -> None:
+    rows = [row("baseline", 0), row("baseline", 1), row("contextual_bm25", 2)]
+    rows[1]["choices"]["embedder"] = "minilm_onnx"
+    assert telling_groups(rows) == ["arm", "embedder"]
+
+
+def test_arm_names_are_never_cut_on_an_80_column_terminal() -> None:
+    text = render(results_table([row(arm, i) for i, arm in enumerate(ARMS)]), 80)
+    for i, arm in enumerate(ARMS):
+        assert f"│ {arm} " in text, text  # whole, on one line
+        assert f" {50 + 10 * i}.0 │" in text  # Pass@5 = 100 * (0.5 + i/10)
+    wide = render(results_table([row(arm, i) for i, arm in enumerate(ARMS)]), 120)
+    assert "…" not in wide and "Recall@20" in wide
+    assert "3" * 20 in wide and "3" * 12 + " " in wide  # the run id folds over two lines
+
+
+def test_without_arms_the_differing_choices_are_the_columns() -> None:
+    rows = [row("baseline", 0), row("contextual_bm25", 1)]
+    for r in rows:
+        del r["choices"]["arm"]
+    assert telling_groups(rows) == ["context", "fusion"]
+
+
+def test_next_steps_name_the_outputs_the_mlflow_ui_and_the_report(tmp_path: Path) -> None:
+    config = OmegaConf.create(
+        {
+            "study": "quickstart",
+            "baseline": {"context": "none", "fusion": "dense_only"},
+            "tracking": {
+                "_target_": "situate.tracking.mlflow_tracker.MlflowTracker",
+                "tracking_uri": None,
+                "db_path": str(tmp_path / "mlflow.db"),
+                "artifact_root": str(tmp_path / "mlartifacts"),
+                "experiment": "quickstart",
+            },
+            "hydra": {"runtime": {"choices": {"experiment": "quickstart"}}},
+        }
+    )
+    steps = dict(next_steps(config, tmp_path / "multirun" / "x"))
+    assert steps["outputs"].startswith(f"{tmp_path}/multirun/x ")
+    assert steps["MLflow"] == f"mlflow ui --backend-store-uri sqlite:///{tmp_path}/mlflow.db"
+    assert steps["report"].startswith("situate report experiment=quickstart:")
+
+
+def test_the_default_store_is_opened_with_make_mlflow_ui(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    config = OmegaConf.create(
+        {
+            "study": "cookbook_replication",
+            "baseline": {"arm": "baseline"},
+            "tracking": {
+                "_target_": "situate.tracking.mlflow_tracker.MlflowTracker",
+                "tracking_uri": None,
+                "db_path": "outputs/mlflow.db",
+                "artifact_root": "outputs/mlartifacts",
+                "experiment": "cookbook_replication",
+            },
+            "hydra": {"runtime": {"choices": {"experiment": "cookbook_replication"}}},
+        }
+    )
+    steps = dict(next_steps(config, Path("outputs/multirun/x")))
+    assert steps["MLflow"].startswith("make mlflow-ui")
+    assert steps["report"].startswith(
+        "make report (= situate report experiment=cookbook_replication)"
+    )
