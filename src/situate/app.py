@@ -18,8 +18,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from situate.errors import SituateError, SituateExit
 from situate.pipeline import Pipeline, RunResult
-from situate.store import atomic_write_bytes, atomic_write_text
-from situate.tracking.base import flatten
+from situate.store import atomic_write_bytes, atomic_write_text, content_hash
+from situate.tracking.base import flatten, run_name
 from situate.tracking.summary import GROUPS, LLM_GROUPS, RESULT_FILE, parent_run_id
 
 log = logging.getLogger("situate")
@@ -97,8 +97,9 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
                 + [f"{r.recall[k]:.4f}" for k in ks]
                 + [f"{r.passed[k]:.4f}" for k in ks]
             )
-    if result.costs is not None and result.costs.per_call:
-        (folder / "llm_calls.json").write_text(json.dumps(result.costs.per_call, indent=1))
+    if result.costs is not None and result.costs.context.per_call:  # the calls this run paid
+        calls = result.costs.context.per_call
+        (folder / "llm_calls.json").write_text(json.dumps(calls, indent=1))
     flagged = [
         {"chunk_id": f.chunk_id, "context": f.context, "not_in_document": list(f.unsupported)}
         for f in result.flags
@@ -129,6 +130,26 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
                 )
 
 
+def dataset_input(cfg: DictConfig, result: RunResult) -> dict:
+    """The run's corpus as the tracker logs it: name, digest of its content, source, counts."""
+    corpus = result.corpus
+    digest = content_hash(
+        [(d.doc_id, d.text) for d in corpus.documents],
+        [(q.qid, q.text, q.gold) for q in corpus.questions],
+    )
+    return {
+        "name": corpus.name,
+        "digest": digest[:16],
+        "source": str(cfg.dataset.get("path") or ""),
+        "counts": {
+            "documents": len(corpus.documents),
+            "questions": len(corpus.questions),
+            "chunks": len(result.chunks),
+        },
+        "context": "eval",
+    }
+
+
 def run_job(cfg: DictConfig) -> dict:
     """Run one composed config, track it, and return the row the results table prints."""
     hc = HydraConfig.get()
@@ -148,13 +169,19 @@ def run_job(cfg: DictConfig) -> dict:
         "git_commit": git_commit(),
         "overrides": " ".join(overrides),
     }
-    name = " ".join(overrides) or " ".join(f"{g}={choices[g]}" for g in ("context", "fusion"))
+    name = run_name(overrides) or " ".join(f"{g}={choices[g]}" for g in ("context", "fusion"))
     try:
         parent = parent_run_id(hc.sweep.dir) if hc.mode == RunMode.MULTIRUN else None
+        pipeline = build_pipeline(cfg)  # a bad parameter stops here, before a run is opened
         with tracker.run(name, params, tags, parent_run_id=parent) as run_id:
             row["run_id"] = run_id
-            result = build_pipeline(cfg).run()
+            try:
+                result = pipeline.run()
+            except BaseException:  # Ctrl-C too: what it paid before failing is not lost
+                tracker.log_metrics(pipeline.spent())
+                raise
             tracker.log_metrics(result.metrics)
+            tracker.log_dataset(**dataset_input(cfg, result))
             with tempfile.TemporaryDirectory() as tmp:
                 write_artifacts(Path(tmp), cfg, result, row["ks"])
                 tracker.log_artifact_files(tmp)

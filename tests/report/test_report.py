@@ -88,10 +88,10 @@ def _log_run(client, exp_id: str, parent_id: str, name: str, tags: dict, folder:
     for f in folder.iterdir():
         client.log_artifact(rid, str(f))
     means = {k: sum(float(r[k]) for r in rows) / len(rows) for k in ("pass_at_5", "pass_at_10", "recall_at_5", "recall_at_10", "reciprocal_rank")}  # fmt: skip
-    metrics = {**means, "mrr": means.pop("reciprocal_rank"), "cost_usd_total": COSTS[name]}
-    metrics["cost_usd_context"] = COSTS[name]
+    metrics = {**means, "mrr": means.pop("reciprocal_rank"), "config_cost_usd_total": COSTS[name]}
+    metrics["config_cost_usd_context"] = COSTS[name]
     if tags["context"] == "llm":
-        metrics.update(tokens_input_uncached=1200, tokens_cache_write=800, tokens_cache_read=5000, tokens_output=300)  # fmt: skip
+        metrics.update(config_tokens_input_uncached=1200, config_tokens_cache_write=800, config_tokens_cache_read=5000, config_tokens_output=300)  # fmt: skip
     for k, v in metrics.items():
         client.log_metric(rid, k, float(v))
     client.set_terminated(rid, "FINISHED")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from situate.costs import CONFIG, CONFIG_CONTEXT_COST, CONFIG_TOTAL_COST, RUN, USAGE_FIELDS
 from situate.report.collect import spec_text
 from situate.report.compare import (
     StudyComparison,
@@ -25,34 +26,37 @@ from situate.report.compare import (
 )
 
 FONT_PT = 11  # every chart's base font size (ticks and labels >= 10 pt)
-TOKEN_METRICS = (
-    "tokens_input_uncached",
-    "tokens_cache_write",
-    "tokens_cache_read",
-    "tokens_output",
-)
+# what each configuration's contexts took and cost when written (config_*), whichever run paid,
+# and what the run paid for embeddings and reranking (run_*)
+TOKEN_METRICS = tuple(f"{CONFIG}tokens_{f}" for f in USAGE_FIELDS)
 COST_METRICS = (
-    "cost_usd_context",
-    "cost_usd_embedding",
-    "cost_usd_rerank",
-    "cost_usd_total",
-    "cost_usd_per_1k_queries",
+    CONFIG_CONTEXT_COST,
+    f"{RUN}cost_usd_embedding",
+    f"{RUN}cost_usd_rerank",
+    CONFIG_TOTAL_COST,
+    f"{RUN}cost_usd_per_1k_queries",
 )
 PASS_EQUALS_RECALL = (
     "On this study every question's pass@k equals its recall@k (gold spans are whole chunks), so "
     "the recall rows repeat the pass rows; Holm still counts them, which is conservative."
 )
-USAGE_HEADERS = {
-    "tokens_input_uncached": "input tokens (uncached)",
-    "tokens_cache_write": "cache-write tokens",
-    "tokens_cache_read": "cache-read tokens",
-    "tokens_output": "output tokens",
-    "cost_usd_context": "context $",
-    "cost_usd_embedding": "embedding $",
-    "cost_usd_rerank": "rerank $",
-    "cost_usd_total": "total $",
-    "cost_usd_per_1k_queries": "$ per 1k queries",
-}
+USAGE_HEADERS = dict(
+    zip(
+        TOKEN_METRICS + COST_METRICS,
+        (
+            "input tokens (uncached)",
+            "cache-write tokens",
+            "cache-read tokens",
+            "output tokens",
+            "context $",
+            "embedding $",
+            "rerank $",
+            "total $",
+            "$ per 1k queries",
+        ),
+        strict=True,
+    )
+)
 BASELINE_COLOR = "#8c8c8c"
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")  # fmt: skip
 
@@ -248,20 +252,21 @@ def _usage_table(sc: StudyComparison) -> dict | None:
             v = r.metrics.get(m)
             if v is None:
                 cells.append("-")
-            elif m.startswith("tokens_"):
+            elif m in TOKEN_METRICS:
                 cells.append(f"{int(round(v)):,}")
             else:
                 cells.append(f"${v:,.4f}")
         rows.append({"label": r.label, "cells": cells})
-    total = [r.metrics.get("cost_usd_total") for r in runs]
+    total = [r.metrics.get(CONFIG_TOTAL_COST) for r in runs]
     zero = all((t or 0.0) == 0.0 for t in total) and not any(
         r.metrics.get(m) for r in runs for m in TOKEN_METRICS
     )
     note = (
-        "Every configuration cost $0 and spent no LLM tokens in its run (recorded or stored "
-        "contexts, local embedders and rerankers)."
+        "Every configuration cost $0 and its contexts took no LLM tokens (recorded contexts, "
+        "local embedders and rerankers)."
         if zero
-        else "Costs are what each run spent (contexts served from the store cost nothing again)."
+        else "Tokens and context $ are what each configuration's contexts cost when written, "
+        "whichever run paid for them; embedding and rerank $ are what the run was billed."
     )
     return {"header": header, "rows": rows, "note": note}
 
@@ -414,13 +419,13 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
 
 def cost_chart(sc: StudyComparison) -> str | None:
     """Cost of each run against recall@K (largest k), the Pareto front drawn as a step line."""
-    runs = [s for s in sc.summaries if "cost_usd_total" in s.run.metrics]
+    runs = [s for s in sc.summaries if CONFIG_TOTAL_COST in s.run.metrics]
     if not runs:
         return None
     plt = _plt()
     colors = _colors(sc)
     m = f"recall_at_{sc.k_flip}"
-    cost = np.array([s.run.metrics["cost_usd_total"] for s in runs])
+    cost = np.array([s.run.metrics[CONFIG_TOTAL_COST] for s in runs])
     qual = np.array([100 * s.means[m] for s in runs])
     lo = np.array([100 * s.cis[m][0] for s in runs])
     hi = np.array([100 * s.cis[m][1] for s in runs])
@@ -477,7 +482,7 @@ def cost_chart(sc: StudyComparison) -> str | None:
             )  # fmt: skip
         else:
             ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: usd(v)))
-        ax.set_xlabel("cost of the run (cost_usd_total, USD)")
+        ax.set_xlabel(f"cost of the configuration ({CONFIG_TOTAL_COST}, USD)")
         ax.set_ylabel(f"recall@{sc.k_flip} (%)")
         ax.grid(color="#eee", lw=0.6)
         ax.legend(loc="upper right", frameon=False)
