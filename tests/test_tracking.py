@@ -16,7 +16,7 @@ from conftest import run_cli
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.errors import SituateError
 from situate.tracking.base import flatten, one_line_error, run_name
-from situate.tracking.mlflow_tracker import MlflowTracker, runs_url
+from situate.tracking.mlflow_tracker import MlflowTracker, print_runs_urls, runs_url
 
 TESTS = Path(__file__).resolve().parent
 KEY = "emulator-key-test-tracking-7c2"
@@ -103,6 +103,8 @@ def test_spend_survives_an_interrupt_and_the_resumed_run_reports_both_families(
     assert first.info.status == "FAILED"
     assert first.data.tags["situate.error"].startswith("interrupted (KeyboardInterrupt)")
     assert artifact_text(first, "error.txt", tmp_path).startswith("interrupted")
+    assert [i.dataset.name for i in first.inputs.dataset_inputs] == ["cookbook"]
+    assert "None" not in first.data.tags.values()  # no `arm: None`
     m = first.data.metrics
     assert m["run_llm_calls"] == n_chunks
     assert m["run_cost_usd_context"] == pytest.approx(usd, rel=1e-9)
@@ -134,7 +136,7 @@ def test_spend_survives_an_interrupt_and_the_resumed_run_reports_both_families(
 # -- MLflow as users expect it (issue 16, item 12) ---------------------------------------------
 
 
-def test_experiment_opens_on_its_runs_table(tmp_path):
+def test_experiment_opens_on_its_runs_table(tmp_path, capsys):
     import mlflow
 
     t = tracker(tmp_path)
@@ -149,6 +151,11 @@ def test_experiment_opens_on_its_runs_table(tmp_path):
     assert client.get_experiment(old).tags["mlflow.experimentKind"] == "custom_model_development"
     assert runs_url("http://127.0.0.1:5000/", "3") == (
         "http://127.0.0.1:5000/#/experiments/3/runs?workflowType=machine_learning"
+    )
+    print_runs_urls(str(tmp_path / "mlflow.db"), "http://ui:1")  # what `make mlflow-ui` prints
+    lines = capsys.readouterr().out.splitlines()
+    assert (
+        f"t: http://ui:1/#/experiments/{experiment_id}/runs?workflowType=machine_learning" in lines
     )
 
 

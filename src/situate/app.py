@@ -18,6 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from situate.errors import SituateError, SituateExit
 from situate.pipeline import Pipeline, RunResult
+from situate.records import Chunk, Corpus
 from situate.store import atomic_write_bytes, atomic_write_text, content_hash
 from situate.tracking.base import flatten, run_name
 from situate.tracking.summary import GROUPS, LLM_GROUPS, RESULT_FILE, parent_run_id
@@ -130,9 +131,8 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
                 )
 
 
-def dataset_input(cfg: DictConfig, result: RunResult) -> dict:
+def dataset_input(cfg: DictConfig, corpus: Corpus, chunks: list[Chunk]) -> dict:
     """The run's corpus as the tracker logs it: name, digest of its content, source, counts."""
-    corpus = result.corpus
     digest = content_hash(
         [(d.doc_id, d.text) for d in corpus.documents],
         [(q.qid, q.text, q.gold) for q in corpus.questions],
@@ -144,7 +144,7 @@ def dataset_input(cfg: DictConfig, result: RunResult) -> dict:
         "counts": {
             "documents": len(corpus.documents),
             "questions": len(corpus.questions),
-            "chunks": len(result.chunks),
+            "chunks": len(chunks),
         },
         "context": "eval",
     }
@@ -165,7 +165,7 @@ def run_job(cfg: DictConfig) -> dict:
             resolved.pop(g, None)
     params = flatten(resolved)
     tags = {
-        **{g: str(v) for g, v in choices.items()},
+        **{g: str(v) for g, v in choices.items() if v is not None},  # no `arm: None`
         "git_commit": git_commit(),
         "overrides": " ".join(overrides),
     }
@@ -179,9 +179,11 @@ def run_job(cfg: DictConfig) -> dict:
                 result = pipeline.run()
             except BaseException:  # Ctrl-C too: what it paid before failing is not lost
                 tracker.log_metrics(pipeline.spent())
+                if pipeline.loaded is not None:
+                    tracker.log_dataset(**dataset_input(cfg, *pipeline.loaded))
                 raise
             tracker.log_metrics(result.metrics)
-            tracker.log_dataset(**dataset_input(cfg, result))
+            tracker.log_dataset(**dataset_input(cfg, result.corpus, result.chunks))
             with tempfile.TemporaryDirectory() as tmp:
                 write_artifacts(Path(tmp), cfg, result, row["ks"])
                 tracker.log_artifact_files(tmp)

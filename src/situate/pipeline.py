@@ -85,6 +85,7 @@ class Pipeline:
         self.fusion, self.reranker, self.evaluator = fusion, reranker, evaluator
         self.price_book = price_book
         self._index_tokens: int | None = None  # embedder tokens billed once the indexes were built
+        self.loaded: tuple[Corpus, list[Chunk]] | None = None  # once loaded and chunked
         self.cache = DirectoryCache(Path(cache_dir) / "index")
         self.locks = Path(cache_dir) / "locks"
         # one commit per request batch: a kill mid-embedding pays again for one batch at most
@@ -102,6 +103,7 @@ class Pipeline:
         t = time.perf_counter()
         corpus = self.dataset.load()
         chunks = self.chunker.chunk(corpus)
+        self.loaded = corpus, chunks
         self.evaluator.relevant_rows(corpus, chunks)
         timings["load_seconds"] = time.perf_counter() - t
         log.info(

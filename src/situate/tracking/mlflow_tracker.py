@@ -87,8 +87,11 @@ class MlflowTracker:
     def start_parent(self, name: str, params: Mapping[str, str], tags: Mapping[str, str]) -> str:
         """Open the parent run of a sweep (its jobs are nested under it) with the sweep's
         parameters (each swept key and its values); return its id."""
-        client = self._client().MlflowClient()
-        run = client.create_run(self.prepare(), run_name=name, tags=dict(tags))
+        mlflow = self._client()
+        from mlflow.tracking.context.registry import resolve_tags
+
+        client = mlflow.MlflowClient()  # resolve_tags: the user and source a run started here has
+        run = client.create_run(self.prepare(), run_name=name, tags=resolve_tags(dict(tags)))
         for key, value in params.items():
             client.log_param(run.info.run_id, key, _cut(str(value)))
         return run.info.run_id
@@ -176,3 +179,23 @@ def _cut(value: str) -> str:
     return (
         value if len(value) <= MAX_PARAM_CHARS else value[: MAX_PARAM_CHARS - 14] + "...[truncated]"
     )
+
+
+def print_runs_urls(db_path: str, ui: str = "http://127.0.0.1:5000") -> None:
+    """Print the runs-table link of each experiment in the SQLite store at ``db_path``."""
+    if not Path(db_path).exists():
+        print(f"no MLflow store at {db_path} yet: `situate run` creates it")
+        return
+    for name in ("mlflow", "alembic", "sqlalchemy"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    import mlflow
+
+    client = mlflow.MlflowClient(f"sqlite:///{Path(db_path).resolve()}")
+    for exp in client.search_experiments():
+        print(f"{exp.name}: {runs_url(ui, exp.experiment_id)}")
+
+
+if __name__ == "__main__":  # make mlflow-ui
+    import sys
+
+    print_runs_urls(*sys.argv[1:])
