@@ -150,6 +150,17 @@ def dataset_input(cfg: DictConfig, corpus: Corpus, chunks: list[Chunk]) -> dict:
     }
 
 
+def record_failed_run(tracker, cfg: DictConfig, pipeline: Pipeline) -> None:
+    """What a failing run had spent, and its dataset once loaded; a tracker error here is logged
+    and the run's own error goes on."""
+    try:
+        tracker.log_metrics(pipeline.spent())
+        if pipeline.loaded is not None:
+            tracker.log_dataset(**dataset_input(cfg, *pipeline.loaded))
+    except Exception as e:
+        log.warning("could not record the failed run's spend: %s", e)
+
+
 def run_job(cfg: DictConfig) -> dict:
     """Run one composed config, track it, and return the row the results table prints."""
     hc = HydraConfig.get()
@@ -178,9 +189,7 @@ def run_job(cfg: DictConfig) -> dict:
             try:
                 result = pipeline.run()
             except BaseException:  # Ctrl-C too: what it paid before failing is not lost
-                tracker.log_metrics(pipeline.spent())
-                if pipeline.loaded is not None:
-                    tracker.log_dataset(**dataset_input(cfg, *pipeline.loaded))
+                record_failed_run(tracker, cfg, pipeline)
                 raise
             tracker.log_metrics(result.metrics)
             tracker.log_dataset(**dataset_input(cfg, result.corpus, result.chunks))

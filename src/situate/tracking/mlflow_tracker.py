@@ -4,7 +4,8 @@ The store defaults to a SQLite file (``outputs/mlflow.db``) with artifacts under
 ``outputs/mlartifacts``; ``tracking_uri`` points at a shared server instead.
 
 What a user sees in the MLflow UI: the experiment is tagged a model-development one
-(``mlflow.experimentKind``), so it opens on its runs table rather than the GenAI overview; the
+(``mlflow.experimentKind``), which MLflow uses to open it on its runs table rather than the
+GenAI overview (MLflow 3.17's UI follows its sidebar switch instead: see :func:`runs_url`); the
 Dataset column names the corpus (:meth:`MlflowTracker.log_dataset`); a failed run carries its
 one-line error as the tag ``situate.error`` and the artifact ``error.txt``; a sweep's parent run
 holds the sweep's parameters and is FAILED only when every job failed.
