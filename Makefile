@@ -78,7 +78,8 @@ mlflow-server: install ## A shared MLflow tracking server on 127.0.0.1:5000 (the
 	$(BIN)/mlflow server --backend-store-uri sqlite:///$(CURDIR)/outputs/mlflow.db \
 	  --artifacts-destination $(CURDIR)/outputs/mlartifacts --host 127.0.0.1 --port 5000
 
-mlflow-ui: install ## Browse runs at http://127.0.0.1:5000
+mlflow-ui: install ## Browse runs at http://127.0.0.1:5000 (prints each experiment's runs-table link)
+	@$(BIN)/python -m situate.tracking.mlflow_tracker $(CURDIR)/outputs/mlflow.db
 	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/outputs/mlflow.db --host 127.0.0.1 --port 5000
 
 clean-cache: ## Delete cached embeddings and indexes (outputs/cache)

@@ -34,7 +34,7 @@ KEY = "emulator-key-bench-emulator"
 def run_schedule(first_call_alone: bool, ttft: float, concurrency: int) -> dict:
     from situate.app import instantiate_stage
     from situate.cli import compose
-    from situate.costs import RunCosts, context_costs
+    from situate.costs import context_costs, usage_metrics
     from situate.emulators.anthropic_api import AnthropicEmulator
     from situate.pricing import load_price_book
     from situate.records import Usage
@@ -59,9 +59,8 @@ def run_schedule(first_call_alone: bool, ttft: float, concurrency: int) -> dict:
         t = time.perf_counter()
         context.contextualize(corpus, chunks)
         wall = time.perf_counter() - t
-    s = context.stats
-    costs = RunCosts()
-    context_costs(book, context, costs)
+    s = usage_metrics("", context.calls)
+    costs = context_costs(book, context.llm, context.calls)
     price = book.price(context.llm.model)
     no_cache = sum(
         price.call_cost(
@@ -87,7 +86,7 @@ def run_schedule(first_call_alone: bool, ttft: float, concurrency: int) -> dict:
         "cache_read_share": round(s["cache_read_share"], 4),
         "cache_read_share_of_max": round(s["cache_read_share_of_max"], 4),
         "docs_below_cache_minimum": int(s["docs_below_cache_minimum"]),
-        "cost_usd": round(costs.context, 6),
+        "cost_usd": round(costs.total, 6),
         "cost_without_caching_usd": round(no_cache, 6),
     }
 

@@ -18,8 +18,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from situate.errors import SituateError, SituateExit
 from situate.pipeline import Pipeline, RunResult
-from situate.store import atomic_write_bytes, atomic_write_text
-from situate.tracking.base import flatten
+from situate.records import Chunk, Corpus
+from situate.store import atomic_write_bytes, atomic_write_text, content_hash
+from situate.tracking.base import flatten, run_name
 from situate.tracking.summary import GROUPS, LLM_GROUPS, RESULT_FILE, parent_run_id
 
 log = logging.getLogger("situate")
@@ -98,8 +99,9 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
                 + [f"{r.recall[k]:.4f}" for k in ks]
                 + [f"{r.passed[k]:.4f}" for k in ks]
             )
-    if result.costs is not None and result.costs.per_call:
-        (folder / "llm_calls.json").write_text(json.dumps(result.costs.per_call, indent=1))
+    if result.costs is not None and result.costs.context.per_call:  # the calls this run paid
+        calls = result.costs.context.per_call
+        (folder / "llm_calls.json").write_text(json.dumps(calls, indent=1))
     flagged = [
         {"chunk_id": f.chunk_id, "context": f.context, "not_in_document": list(f.unsupported)}
         for f in result.flags
@@ -130,6 +132,36 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
                 )
 
 
+def dataset_input(cfg: DictConfig, corpus: Corpus, chunks: list[Chunk]) -> dict:
+    """The run's corpus as the tracker logs it: name, digest of its content, source, counts."""
+    digest = content_hash(
+        [(d.doc_id, d.text) for d in corpus.documents],
+        [(q.qid, q.text, q.gold) for q in corpus.questions],
+    )
+    return {
+        "name": corpus.name,
+        "digest": digest[:16],
+        "source": str(cfg.dataset.get("path") or ""),
+        "counts": {
+            "documents": len(corpus.documents),
+            "questions": len(corpus.questions),
+            "chunks": len(chunks),
+        },
+        "context": "eval",
+    }
+
+
+def record_failed_run(tracker, cfg: DictConfig, pipeline: Pipeline) -> None:
+    """What a failing run had spent, and its dataset once loaded; a tracker error here is logged
+    and the run's own error goes on."""
+    try:
+        tracker.log_metrics(pipeline.spent())
+        if pipeline.loaded is not None:
+            tracker.log_dataset(**dataset_input(cfg, *pipeline.loaded))
+    except Exception as e:
+        log.warning("could not record the failed run's spend: %s", e)
+
+
 def run_job(cfg: DictConfig) -> dict:
     """Run one composed config, track it, and return the row the results table prints."""
     hc = HydraConfig.get()
@@ -145,17 +177,23 @@ def run_job(cfg: DictConfig) -> dict:
             resolved.pop(g, None)
     params = flatten(resolved)
     tags = {
-        **{g: str(v) for g, v in choices.items()},
+        **{g: str(v) for g, v in choices.items() if v is not None},  # no `arm: None`
         "git_commit": git_commit(),
         "overrides": " ".join(overrides),
     }
-    name = " ".join(overrides) or " ".join(f"{g}={choices[g]}" for g in ("context", "fusion"))
+    name = run_name(overrides) or " ".join(f"{g}={choices[g]}" for g in ("context", "fusion"))
     try:
         parent = parent_run_id(hc.sweep.dir) if hc.mode == RunMode.MULTIRUN else None
+        pipeline = build_pipeline(cfg)  # a bad parameter stops here, before a run is opened
         with tracker.run(name, params, tags, parent_run_id=parent) as run_id:
             row["run_id"] = run_id
-            result = build_pipeline(cfg).run()
+            try:
+                result = pipeline.run()
+            except BaseException:  # Ctrl-C too: what it paid before failing is not lost
+                record_failed_run(tracker, cfg, pipeline)
+                raise
             tracker.log_metrics(result.metrics)
+            tracker.log_dataset(**dataset_input(cfg, result.corpus, result.chunks))
             with tempfile.TemporaryDirectory() as tmp:
                 write_artifacts(Path(tmp), cfg, result, row["ks"])
                 tracker.log_artifact_files(tmp)

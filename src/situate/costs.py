@@ -1,43 +1,93 @@
-"""What a run paid, in USD, from the usage each provider reported and ``conf/pricing/``.
+"""What contexts cost and what a run paid, in USD, from recorded usage and ``conf/pricing/``.
 
-Context cost is the sum of per-call costs (uncached input, cache writes at the call's TTL, cache
-reads, output; long-prompt tier; batch discount) of the calls made in this run: contexts served
-from the store cost nothing again. Embedding cost prices the tokens an API embedder was billed;
-rerank cost prices the searches an API reranker was billed. Local models cost nothing.
+Two families of metrics, named apart:
+
+- ``config_*``: what this configuration's contexts cost, from the usage recorded in the context
+  store when each was written (by this run or an earlier, interrupted or identical one). It is
+  the same for every run of the configuration, however much of it came from the store.
+- ``run_*``: what this process spent: the LLM calls it made, the tokens an API embedder billed
+  it and the searches an API reranker billed it. Contexts served from the store cost it nothing;
+  a run that fails logs what it had spent before failing.
+
+A call's cost sums uncached input, cache writes at the call's TTL, cache reads and output, with
+the long-prompt tier and the batch discount (:meth:`situate.pricing.ModelPrice.call_cost`). Local
+models cost nothing.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from situate.pricing import PriceBook
+from situate.records import Usage
+
+RUN = "run_"
+CONFIG = "config_"
+USAGE_FIELDS = ("input_uncached", "cache_write", "cache_read", "output")
+# what a configuration's contexts cost when written, and the run's bill (the report reads these)
+CONFIG_CONTEXT_COST = f"{CONFIG}cost_usd_context"
+RUN_TOTAL_COST = f"{RUN}cost_usd_total"
+# contexts at what they cost when written, plus this run's embedding and rerank bills (their
+# caches keep no usage: a run that found every vector cached shows those two at 0)
+CONFIG_TOTAL_COST = f"{CONFIG}cost_usd_total"
+
+
+class PaidCall(Protocol):
+    """A call as the provider billed it: an ``LLMResponse`` (this run) or a ``StoredContext``."""
+
+    usage: Usage
+    batch: bool
+
+
+Calls = Sequence[tuple[str, PaidCall]]  # (doc_id, call)
+
+
+@dataclass
+class ContextCosts:
+    """USD of a set of context calls, by document and per call."""
+
+    total: float = 0.0
+    per_document: dict[str, float] = field(default_factory=dict)
+    per_call: list[dict] = field(default_factory=list)
 
 
 @dataclass
 class RunCosts:
-    context: float = 0.0
+    """What this run paid (``run_*``) beside what its configuration's contexts cost (``config_*``)."""
+
+    context: ContextCosts = field(default_factory=ContextCosts)
+    config_context: ContextCosts = field(default_factory=ContextCosts)
     embedding_index: float = 0.0
     embedding_query: float = 0.0
     rerank: float = 0.0
-    per_document: dict[str, float] = field(default_factory=dict)
-    per_call: list[dict] = field(default_factory=list)
 
     @property
     def total(self) -> float:
-        return self.context + self.embedding_index + self.embedding_query + self.rerank
+        return self.context.total + self.embedding_index + self.embedding_query + self.rerank
 
-    def metrics(self, document_tokens: int, n_queries: int) -> dict[str, float]:
+    def metrics(self, document_tokens: int = 0, n_queries: int = 0) -> dict[str, float]:
+        """``run_cost_usd_*`` and ``config_cost_usd_*``; ``document_tokens`` are those of the
+        configuration's contextualized documents, ``n_queries`` those this run answered."""
+        billed = self.embedding_index + self.embedding_query + self.rerank
         out = {
-            "cost_usd_context": self.context,
-            "cost_usd_embedding": self.embedding_index + self.embedding_query,
-            "cost_usd_rerank": self.rerank,
-            "cost_usd_total": self.total,
+            f"{RUN}cost_usd_context": self.context.total,
+            f"{RUN}cost_usd_embedding": self.embedding_index + self.embedding_query,
+            f"{RUN}cost_usd_rerank": self.rerank,
+            RUN_TOTAL_COST: self.total,
+            CONFIG_CONTEXT_COST: self.config_context.total,
+            CONFIG_TOTAL_COST: self.config_context.total + billed,
         }
         if document_tokens:
-            out["cost_usd_per_mtok_document"] = self.context / document_tokens * 1_000_000
+            out[f"{CONFIG}cost_usd_per_mtok_document"] = (
+                self.config_context.total / document_tokens * 1_000_000
+            )
         if n_queries:
-            out["cost_usd_per_1k_queries"] = (self.embedding_query + self.rerank) / n_queries * 1000
+            out[f"{RUN}cost_usd_per_1k_queries"] = (
+                (self.embedding_query + self.rerank) / n_queries * 1000
+            )
         return out
 
 
@@ -45,32 +95,71 @@ def model_of(component) -> str:
     return str(getattr(component, "model", None) or getattr(component, "name", ""))
 
 
-def context_costs(book: PriceBook, context, costs: RunCosts) -> None:
-    """Price every LLM call the context stage made in this run (none for replayed contexts)."""
-    calls = getattr(context, "calls", None)
+def context_costs(book: PriceBook, llm, calls: Calls) -> ContextCosts:
+    """Price each ``(doc_id, call)`` with ``llm``'s prices and cache TTL."""
+    costs = ContextCosts()
     if not calls:
-        return
-    llm = context.llm
+        return costs
     price = book.price(model_of(llm))
     ttl = getattr(llm, "cache_ttl", "5m")
     per_doc: dict[str, float] = defaultdict(float)
-    for doc_id, response in calls:
-        cost = price.call_cost(response.usage, ttl=ttl, batch=response.batch)
+    for doc_id, call in calls:
+        cost = price.call_cost(call.usage, ttl=ttl, batch=call.batch)
         per_doc[doc_id] += cost.total
         costs.per_call.append(
             {
                 "doc_id": doc_id,
-                "uncached": response.usage.input_uncached,
-                "cache_write": response.usage.cache_write,
-                "cache_read": response.usage.cache_read,
-                "output": response.usage.output,
-                "batch": response.batch,
+                "uncached": call.usage.input_uncached,
+                "cache_write": call.usage.cache_write,
+                "cache_read": call.usage.cache_read,
+                "output": call.usage.output,
+                "batch": call.batch,
                 "tier": cost.tier,
                 "usd": cost.total,
             }
         )
-    costs.context = sum(per_doc.values())
+    costs.total = sum(per_doc.values())
     costs.per_document = dict(per_doc)
+    return costs
+
+
+def usage_metrics(prefix: str, calls: Calls) -> dict[str, float]:
+    """``<prefix>llm_calls``, ``<prefix>tokens_*`` and, when there were calls, their cache
+    shares (no call has no share: it is left out rather than logged as 0)."""
+    out = {f"{prefix}llm_calls": float(len(calls))}
+    for name in USAGE_FIELDS:
+        out[f"{prefix}tokens_{name}"] = float(sum(getattr(c.usage, name) for _, c in calls))
+    if calls:
+        out.update({f"{prefix}{k}": v for k, v in cache_shares(calls).items()})
+    return out
+
+
+def cache_shares(calls: Calls) -> dict[str, float]:
+    """``cache_read_share`` = cache reads / all input tokens; ``cache_read_share_of_max`` = cache
+    reads / the physical maximum (each document's prefix written once and read by each of its
+    other calls), over documents whose prefix was cacheable; ``docs_below_cache_minimum`` counts
+    documents none of whose calls wrote or read the cache."""
+    by_doc: dict[str, list[Usage]] = defaultdict(list)
+    for doc_id, call in calls:
+        by_doc[doc_id].append(call.usage)
+    reads = sum(u.cache_read for usages in by_doc.values() for u in usages)
+    total_input = sum(
+        u.input_uncached + u.cache_write + u.cache_read
+        for usages in by_doc.values()
+        for u in usages
+    )
+    maximum, below = 0, 0
+    for usages in by_doc.values():
+        prefix = max(u.cache_write + u.cache_read for u in usages)
+        if prefix == 0:
+            below += 1
+            continue
+        maximum += prefix * (len(usages) - 1)
+    return {
+        "cache_read_share": reads / total_input if total_input else 0.0,
+        "cache_read_share_of_max": reads / maximum if maximum else 0.0,
+        "docs_below_cache_minimum": float(below),
+    }
 
 
 def billed_embedding(book: PriceBook, embedder, tokens: int) -> float:

@@ -17,7 +17,15 @@ import numpy as np
 from situate.chunking.base import Chunker
 from situate.contexts.audit import Flag, audit
 from situate.contexts.base import Contextualizer
-from situate.costs import RunCosts, billed_embedding, billed_rerank, context_costs
+from situate.costs import (
+    CONFIG,
+    RUN,
+    RunCosts,
+    billed_embedding,
+    billed_rerank,
+    context_costs,
+    usage_metrics,
+)
 from situate.datasets.base import DatasetLoader
 from situate.dense.base import DenseIndex
 from situate.embedding.base import CachedEmbeddings, Embedder
@@ -79,6 +87,8 @@ class Pipeline:
         self.embedder, self.dense, self.sparse = embedder, dense, sparse
         self.fusion, self.reranker, self.evaluator = fusion, reranker, evaluator
         self.price_book = price_book
+        self._index_tokens: int | None = None  # embedder tokens billed once the indexes were built
+        self.loaded: tuple[Corpus, list[Chunk]] | None = None  # once loaded and chunked
         self.cache = DirectoryCache(Path(cache_dir) / "index")
         self.locks = Path(cache_dir) / "locks"
         # one commit per request batch: a kill mid-embedding pays again for one batch at most
@@ -102,6 +112,7 @@ class Pipeline:
         if require_questions and not corpus.questions:
             raise no_questions(self.dataset, corpus)
         chunks = self.chunker.chunk(corpus)
+        self.loaded = corpus, chunks
         self.evaluator.relevant_rows(corpus, chunks)
         timings["load_seconds"] = time.perf_counter() - t
         log.info(
@@ -160,11 +171,11 @@ class Pipeline:
         timings: dict[str, float] = {}
         corpus, chunks, contexts = self.prepare(timings, require_questions=True)
         self.build_indexes(chunks, contexts, set(self.fusion.needs), timings)
-        index_tokens = getattr(self.embedder, "tokens_used", 0)
+        self._index_tokens = getattr(self.embedder, "tokens_used", 0)
         queries = [q.text for q in corpus.questions]
         with progress_bar(queries_label(len(queries))) as advance:
             ranked, latency = self.searcher(chunks, contexts).search_all(queries, advance)
-        costs = self.costs(corpus, index_tokens)
+        costs = self.costs()
         timings["query_seconds"] = float(latency.total.sum())
         timings["rerank_seconds"] = float(latency.rerank.sum())
         timings["query_p50_ms"] = float(np.percentile(latency.total, 50) * 1000)
@@ -181,35 +192,60 @@ class Pipeline:
         with_context = sum(1 for x in contexts if x.text)
         if with_context:
             timings["contexts_flagged_share"] = len(flags) / with_context
-        if costs is not None:
-            timings.update(
-                costs.metrics(self._document_tokens(corpus, costs), len(corpus.questions))
-            )
+        timings.update(self.spent(corpus, costs))
         return RunResult(
             corpus, chunks, contexts, ranked, evaluation, timings, counts, flags, costs
         )
 
-    def costs(self, corpus: Corpus, index_tokens: int) -> RunCosts | None:
-        """USD this run paid, by stage (None without a price book)."""
+    def costs(self) -> RunCosts | None:
+        """USD this run has paid so far, by stage, and what its configuration's contexts cost
+        (None without a price book)."""
         if self.price_book is None:
             return None
-        costs = RunCosts()
-        context_costs(self.price_book, self.context, costs)
-        query_tokens = getattr(self.embedder, "tokens_used", 0) - index_tokens
-        costs.embedding_index = billed_embedding(self.price_book, self.embedder, index_tokens)
-        costs.embedding_query = billed_embedding(self.price_book, self.embedder, query_tokens)
-        costs.rerank = billed_rerank(self.price_book, self.reranker)
-        return costs
+        llm = getattr(self.context, "llm", None)  # only LLM contexts make calls
+        tokens = getattr(self.embedder, "tokens_used", 0)
+        index_tokens = tokens if self._index_tokens is None else self._index_tokens
+        return RunCosts(
+            context=context_costs(self.price_book, llm, getattr(self.context, "calls", [])),
+            config_context=context_costs(
+                self.price_book, llm, getattr(self.context, "written", [])
+            ),
+            embedding_index=billed_embedding(self.price_book, self.embedder, index_tokens),
+            embedding_query=billed_embedding(self.price_book, self.embedder, tokens - index_tokens),
+            rerank=billed_rerank(self.price_book, self.reranker),
+        )
+
+    def spent(
+        self, corpus: Corpus | None = None, costs: RunCosts | None = None
+    ) -> dict[str, float]:
+        """``run_*`` (what this process has paid so far: read after a failure too) and
+        ``config_*`` (what the configuration's contexts cost when written, once they all are).
+
+        The stages record their spend as it happens (each LLM call, each billed embedding
+        batch), so a run interrupted mid-way still reports the calls it paid for."""
+        out: dict[str, float] = {}
+        calls = getattr(self.context, "calls", None)
+        if calls is not None:  # an LLM context: zero calls is news (all came from the store)
+            out.update(usage_metrics(RUN, calls))
+            written = getattr(self.context, "written", [])
+            if written:
+                out.update(usage_metrics(CONFIG, written))
+        costs = costs or self.costs()
+        if costs is not None and corpus is not None:
+            out.update(costs.metrics(self._document_tokens(corpus, costs), len(corpus.questions)))
+        elif costs is not None:
+            out.update(costs.metrics())
+        return out
 
     @staticmethod
     def _document_tokens(corpus: Corpus, costs: RunCosts) -> int:
-        """Tokens of the documents contextualized in this run (local WordPiece count)."""
-        if not costs.per_document:
+        """Tokens of the documents of the configuration's LLM contexts (local WordPiece count)."""
+        if not costs.config_context.per_document:
             return 0
         from situate.estimate import token_counter
 
         count, _ = token_counter(None, "local")
-        return sum(count([corpus.document(d).text for d in costs.per_document]))
+        return sum(count([corpus.document(d).text for d in costs.config_context.per_document]))
 
     def _dense_index(self, texts: list[str]) -> Path:
         ident = (self.embedder.identity(), self.dense.identity(), texts_hash(texts))

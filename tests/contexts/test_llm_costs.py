@@ -9,7 +9,7 @@ import pytest
 from test_llm_context import KEY, PROMPT, corpus, provider
 
 from situate.contexts.llm import LLMContext
-from situate.costs import RunCosts, context_costs
+from situate.costs import context_costs
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.emulators.server import Faults
 from situate.errors import SituateError
@@ -45,10 +45,9 @@ def test_run_cost_is_the_sum_of_hand_priced_calls(key_env, tmp_path: Path):
         ctx = LLMContext(PROMPT, provider(emu), str(tmp_path / "c.sqlite"))
         ctx.contextualize(corp, chunks)
     assert len(ctx.calls) == len(chunks)
-    costs = RunCosts()
-    context_costs(book, ctx, costs)
+    costs = context_costs(book, ctx.llm, ctx.calls)
     expected = sum(by_hand(r.usage) for _, r in ctx.calls)
-    assert costs.context == pytest.approx(float(expected), abs=1e-12)
+    assert costs.total == pytest.approx(float(expected), abs=1e-12)
     # the first call of a cacheable document wrote its prefix, the others read it
     writes = [r.usage.cache_write for d, r in ctx.calls if d == "a"]
     assert writes[0] > 0 and writes[1:] == [0, 0, 0]

@@ -91,10 +91,10 @@ def _log_run(
     scores = [c for c in rows[0] if c == "reciprocal_rank" or re.fullmatch(r"(pass|recall)_at_\d+", c)]  # fmt: skip
     means = {k: sum(float(r[k]) for r in rows) / len(rows) for k in scores}
     cost = COSTS.get(name, 0.0)
-    metrics = {**means, "mrr": means.pop("reciprocal_rank"), "cost_usd_total": cost}
-    metrics["cost_usd_context"] = cost
+    metrics = {**means, "mrr": means.pop("reciprocal_rank"), "config_cost_usd_total": cost}
+    metrics["config_cost_usd_context"] = cost
     if tags["context"] == "llm":
-        metrics.update(tokens_input_uncached=1200, tokens_cache_write=800, tokens_cache_read=5000, tokens_output=300)  # fmt: skip
+        metrics.update(config_tokens_input_uncached=1200, config_tokens_cache_write=800, config_tokens_cache_read=5000, config_tokens_output=300)  # fmt: skip
     for k, v in metrics.items():
         client.log_metric(rid, k, float(v))
     client.set_terminated(rid, "FINISHED")

@@ -91,7 +91,7 @@ def _log(client, exp_id: str, name: str, cfg, folder: Path) -> None:
     (folder / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     for f in folder.iterdir():
         client.log_artifact(rid, str(f))
-    client.log_metric(rid, "cost_usd_total", 0.0)
+    client.log_metric(rid, "config_cost_usd_total", 0.0)
     client.set_terminated(rid, "FINISHED")
 
 

@@ -245,6 +245,8 @@ class LLMContext(Placement):
         self.first_call_alone = first_call_alone
         self.batch = batch
         self.calls: list[tuple[str, LLMResponse]] = []  # (doc_id, response) paid in this run
+        # (doc_id, stored) for each distinct context of the configuration, by whichever run wrote it
+        self.written: list[tuple[str, StoredContext]] = []
         self.failures: list[tuple[str, str]] = []  # (chunk_id, error)
         self.stats: dict[str, float] = {}
         self._lock = threading.Lock()
@@ -299,6 +301,7 @@ class LLMContext(Placement):
 
     def contextualize(self, corpus: Corpus, chunks: list[Chunk]) -> list[Context]:
         self.calls, self.failures, self.stats = [], [], {}  # this run's, not a previous run's
+        self.written = []
         self._gates: list[_CallGate] = []
         self._windows: list[float] = []
         self._earlier: dict[str, float] = {}
@@ -336,6 +339,11 @@ class LLMContext(Placement):
                     if pending:
                         self._document(doc_id, pending, chunks, rendered, keys, stored, advance)
         self.stats = self._stats(time.perf_counter() - t, len(chunks) - len(todo), windows)
+        self.written = [
+            (chunks[row].doc_id, stored[k])
+            for k, row in sorted(first_row_of_key.items(), key=lambda kv: kv[1])
+            if k in stored
+        ]
         missing = sum(1 for k in set(keys) if k not in stored)
         if self.budget is not None:
             self.stats["budget_spent_usd"] = self.budget.spent
@@ -509,7 +517,6 @@ class LLMContext(Placement):
 
     def _stats(self, seconds: float, reused: int, windows: dict[str, dict]) -> dict[str, float]:
         stats = {
-            "llm_calls": float(len(self.calls)),
             "llm_retries": float(
                 sum(r.retries for _, r in self.calls) + self.stats.get("llm_retries", 0)
             ),
@@ -519,9 +526,6 @@ class LLMContext(Placement):
             "contextualize_seconds": seconds,
         }
         stats.update(self._limit_stats())
-        for field in ("input_uncached", "cache_write", "cache_read", "output"):
-            stats[f"tokens_{field}"] = float(sum(getattr(r.usage, field) for _, r in self.calls))
-        stats.update(cache_shares(self.calls))
         stats.update(throughput([r for _, r in self.calls]))
         return stats
 
@@ -616,31 +620,3 @@ def throughput(responses: list[LLMResponse]) -> dict[str, float]:
     if generation_s:
         out["llm_generation_tokens_per_s"] = sum(r.usage.output for r in timed) / generation_s
     return out
-
-
-def cache_shares(calls: list[tuple[str, LLMResponse]]) -> dict[str, float]:
-    """``cache_read_share`` = cache reads / all input tokens; ``cache_read_share_of_max`` = cache
-    reads / the physical maximum (each document's prefix written once and read by each of its
-    other calls), over documents whose prefix was cacheable; ``docs_below_cache_minimum`` counts
-    documents none of whose calls wrote or read the cache."""
-    by_doc: dict[str, list[Usage]] = defaultdict(list)
-    for doc_id, response in calls:
-        by_doc[doc_id].append(response.usage)
-    reads = sum(u.cache_read for usages in by_doc.values() for u in usages)
-    total_input = sum(
-        u.input_uncached + u.cache_write + u.cache_read
-        for usages in by_doc.values()
-        for u in usages
-    )
-    maximum, below = 0, 0
-    for usages in by_doc.values():
-        prefix = max(u.cache_write + u.cache_read for u in usages)
-        if prefix == 0:
-            below += 1
-            continue
-        maximum += prefix * (len(usages) - 1)
-    return {
-        "cache_read_share": reads / total_input if total_input else 0.0,
-        "cache_read_share_of_max": reads / maximum if maximum else 0.0,
-        "docs_below_cache_minimum": float(below),
-    }

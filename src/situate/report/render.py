@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from situate.costs import CONFIG, CONFIG_CONTEXT_COST, CONFIG_TOTAL_COST, RUN, USAGE_FIELDS
 from situate.pricing import usd
 from situate.report.collect import RunData, spec_text
 from situate.report.compare import (
@@ -26,34 +27,37 @@ from situate.report.compare import (
 )
 
 FONT_PT = 11  # every chart's base font size (ticks and labels >= 10 pt)
-TOKEN_METRICS = (
-    "tokens_input_uncached",
-    "tokens_cache_write",
-    "tokens_cache_read",
-    "tokens_output",
-)
+# what each configuration's contexts took and cost when written (config_*), whichever run paid,
+# and what the run paid for embeddings and reranking (run_*)
+TOKEN_METRICS = tuple(f"{CONFIG}tokens_{f}" for f in USAGE_FIELDS)
 COST_METRICS = (
-    "cost_usd_context",
-    "cost_usd_embedding",
-    "cost_usd_rerank",
-    "cost_usd_total",
-    "cost_usd_per_1k_queries",
+    CONFIG_CONTEXT_COST,
+    f"{RUN}cost_usd_embedding",
+    f"{RUN}cost_usd_rerank",
+    CONFIG_TOTAL_COST,
+    f"{RUN}cost_usd_per_1k_queries",
 )
 PASS_EQUALS_RECALL = (
     "On this study every question's pass@k equals its recall@k (gold spans are whole chunks), so "
     "the recall rows repeat the pass rows; Holm still counts them, which is conservative."
 )
-USAGE_HEADERS = {
-    "tokens_input_uncached": "input tokens (uncached)",
-    "tokens_cache_write": "cache-write tokens",
-    "tokens_cache_read": "cache-read tokens",
-    "tokens_output": "output tokens",
-    "cost_usd_context": "context $",
-    "cost_usd_embedding": "embedding $",
-    "cost_usd_rerank": "rerank $",
-    "cost_usd_total": "total $",
-    "cost_usd_per_1k_queries": "$ per 1k queries",
-}
+USAGE_HEADERS = dict(
+    zip(
+        TOKEN_METRICS + COST_METRICS,
+        (
+            "input tokens (uncached)",
+            "cache-write tokens",
+            "cache-read tokens",
+            "output tokens",
+            "context $",
+            "embedding $",
+            "rerank $",
+            "total $",
+            "$ per 1k queries",
+        ),
+        strict=True,
+    )
+)
 WRITTEN_HEADER = "contexts written $"
 ESTIMATE_LEGEND = "replayed contexts: + estimated cost of writing them"
 BASELINE_COLOR = "#8c8c8c"
@@ -269,22 +273,23 @@ def _usage_table(sc: StudyComparison) -> dict | None:
             v = r.metrics.get(m)
             if v is None:
                 cells.append("-")
-            elif m.startswith("tokens_"):
+            elif m in TOKEN_METRICS:
                 cells.append(f"{int(round(v)):,}")
             else:
                 cells.append(usd(v))
         if written:
             cells.append(f"{usd(r.writing.usd)} (estimate)" if r.writing else "-")
         rows.append({"label": r.label, "cells": cells})
-    total = [r.metrics.get("cost_usd_total") for r in runs]
+    total = [r.metrics.get(CONFIG_TOTAL_COST) for r in runs]
     zero = all((t or 0.0) == 0.0 for t in total) and not any(
         r.metrics.get(m) for r in runs for m in TOKEN_METRICS
     )
     note = (
-        "Every configuration cost $0 and spent no LLM tokens in its run (recorded or stored "
-        "contexts, local embedders and rerankers)."
+        "Every configuration cost $0 and its contexts took no LLM tokens (recorded contexts, "
+        "local embedders and rerankers)."
         if zero
-        else "Costs are what each run spent (contexts served from the store cost nothing again)."
+        else "Tokens and context $ are what each configuration's contexts cost when written, "
+        "whichever run paid for them; embedding and rerank $ are what the run was billed."
     )
     notes = [note, *_writing_notes(runs)]
     return {"header": header, "rows": rows, "note": " ".join(notes)}
@@ -305,8 +310,8 @@ def _writing_notes(runs: list[RunData]) -> list[str]:
 
 
 def configuration_cost(run: RunData) -> tuple[float, bool]:
-    """What the run spent plus, for replayed contexts, the estimate of writing them; estimated?"""
-    spent = run.metrics.get("cost_usd_total", 0.0)
+    """The configuration's cost plus, for replayed contexts, the estimate of writing them; estimated?"""
+    spent = run.metrics.get(CONFIG_TOTAL_COST, 0.0)
     return (spent + run.writing.usd, True) if run.writing else (spent, False)
 
 
@@ -451,7 +456,7 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
 
 def cost_chart(sc: StudyComparison) -> str | None:
     """Cost of each run against recall@K (largest k), the Pareto front drawn as a step line."""
-    runs = [s for s in sc.summaries if "cost_usd_total" in s.run.metrics or s.run.writing]
+    runs = [s for s in sc.summaries if CONFIG_TOTAL_COST in s.run.metrics or s.run.writing]
     if not runs:
         return None
     plt = _plt()
@@ -519,9 +524,9 @@ def cost_chart(sc: StudyComparison) -> str | None:
                 transform=ax.transAxes, ha="right", fontsize=FONT_PT - 1, color="#555",
             )  # fmt: skip
         else:
-            ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"${v:g}"))  # a scale
+            ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: usd(v)))
         ax.set_xlabel(
-            "cost (USD): what the run spent (cost_usd_total)"
+            f"cost of the configuration ({CONFIG_TOTAL_COST}, USD)"
             + (" + writing its replayed contexts (estimate)" if estimated.any() else "")
         )
         ax.set_ylabel(f"recall@{sc.k_flip} (%)")

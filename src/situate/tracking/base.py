@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
+from pathlib import PurePath
 from typing import Any, Protocol
 
 
@@ -26,14 +27,67 @@ class Tracker(Protocol):
 
     def log_artifact_files(self, folder: str) -> None: ...
 
+    def log_dataset(
+        self, name: str, digest: str, source: str, counts: Mapping[str, int], context: str
+    ) -> None:
+        """The corpus a run used: its name, content digest, path and counts."""
+        ...
+
+    def start_parent(
+        self, name: str, params: Mapping[str, str], tags: Mapping[str, str]
+    ) -> str | None:
+        """Open a sweep's parent run with the sweep's parameters; return its id."""
+        ...
+
+    def end_parent(
+        self, run_id: str, jobs: int, failed_jobs: int, text_artifacts: Mapping[str, str]
+    ) -> None:
+        """Close a sweep's parent: FAILED only when every job failed."""
+        ...
+
 
 def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
-    """``{"a": {"b": 1, "c": [1, 2]}}`` -> ``{"a.b": "1", "a.c": "[1, 2]"}``."""
+    """``{"a": {"b": 1, "c": [1, 2], "d": None}}`` -> ``{"a.b": "1", "a.c": "[1, 2]", "a.d": ""}``
+    (an unset value is empty, never the string ``None``)."""
     flat: dict[str, str] = {}
     for key, value in config.items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping):
             flat.update(flatten(value, f"{name}."))
         else:
-            flat[name] = str(value)
+            flat[name] = "" if value is None else str(value)
     return flat
+
+
+def one_line_error(error: BaseException) -> str:
+    """What stopped a run, in one line: a ``SituateError``'s own message, else the exception's
+    type and the first line of its message."""
+    from situate.errors import SituateError, SituateExit
+
+    if isinstance(error, SituateExit):
+        error = error.error
+    if isinstance(error, SituateError):
+        return str(error)
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted (KeyboardInterrupt); what was stored is kept: rerun to resume"
+    first = next((line for line in str(error).splitlines() if line.strip()), "").strip()
+    return f"{type(error).__name__}: {first}" if first else type(error).__name__
+
+
+# overrides that say where a run writes, not what it is: left out of run names
+NOT_IN_NAMES = ("output_dir", "cache_dir", "study", "data_dir", "hydra.")
+
+
+def run_name(overrides: list[str]) -> str:
+    """A short run name from ``key=value`` overrides: a path is named by its last component
+    (``dataset.path=/data/handbook`` -> ``dataset.path=handbook``) and overrides naming where
+    the run writes are left out."""
+    parts = []
+    for override in overrides:
+        key, sep, value = override.partition("=")
+        if key.lstrip("+~").startswith(NOT_IN_NAMES):
+            continue
+        if "/" in value:
+            value = PurePath(value.rstrip("/")).name or value
+        parts.append(f"{key}{sep}{value}")
+    return " ".join(parts)

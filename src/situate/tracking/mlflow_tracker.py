@@ -2,12 +2,20 @@
 
 The store defaults to a SQLite file (``outputs/mlflow.db``) with artifacts under
 ``outputs/mlartifacts``; ``tracking_uri`` points at a shared server instead.
+
+What a user sees in the MLflow UI: the experiment is tagged a model-development one
+(``mlflow.experimentKind``), which MLflow uses to open it on its runs table rather than the
+GenAI overview (MLflow 3.17's UI follows its sidebar switch instead: see :func:`runs_url`); the
+Dataset column names the corpus (:meth:`MlflowTracker.log_dataset`); a failed run carries its
+one-line error as the tag ``situate.error`` and the artifact ``error.txt``; a sweep's parent run
+holds the sweep's parameters and is FAILED only when every job failed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import http.client
+import json
 import logging
 import os
 import ssl
@@ -20,8 +28,16 @@ from urllib.parse import urlsplit, urlunsplit
 
 from situate.errors import SituateError
 
+from situate.tracking.base import one_line_error
+
 # MLflow params hold at most 6,000 characters in current versions; longer values are cut and marked.
 MAX_PARAM_CHARS = 6000
+# The UI's default view of an experiment: its runs table, not the GenAI (traces) overview. MLflow
+# 3.17's UI follows its sidebar switch (GenAI / Model training) instead; a link with
+# ``?workflowType=machine_learning`` opens the runs table there (see :func:`runs_url`).
+EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
+ERROR_TAG = "situate.error"
+ERROR_FILE = "error.txt"
 
 
 class MlflowTracker:
@@ -111,36 +127,48 @@ class MlflowTracker:
         """Create the store and the experiment if needed; return the experiment id."""
         mlflow = self._client()
         exp = mlflow.get_experiment_by_name(self.experiment)
-        if exp is not None:
-            return exp.experiment_id
-        location = self.artifact_root.as_uri() if self.db_path else None
-        try:
-            return mlflow.create_experiment(self.experiment, artifact_location=location)
-        except Exception:  # another job created it between our look-up and create
-            exp = mlflow.get_experiment_by_name(self.experiment)
-            if exp is None:
-                raise
-            return exp.experiment_id
+        if exp is None:
+            location = self.artifact_root.as_uri() if self.db_path else None
+            try:
+                return mlflow.create_experiment(
+                    self.experiment, artifact_location=location, tags=EXPERIMENT_KIND
+                )
+            except Exception:  # another job created it between our look-up and create
+                exp = mlflow.get_experiment_by_name(self.experiment)
+                if exp is None:
+                    raise
+        for key, value in EXPERIMENT_KIND.items():  # an experiment made by an older situate
+            if exp.tags.get(key) != value:
+                mlflow.MlflowClient().set_experiment_tag(exp.experiment_id, key, value)
+        return exp.experiment_id
 
-    def start_parent(self, name: str, tags: Mapping[str, str]) -> str:
-        """Open the parent run of a sweep (its jobs are nested under it); return its id."""
+    def start_parent(self, name: str, params: Mapping[str, str], tags: Mapping[str, str]) -> str:
+        """Open the parent run of a sweep (its jobs are nested under it) with the sweep's
+        parameters (each swept key and its values); return its id."""
         mlflow = self._client()
-        run = mlflow.MlflowClient().create_run(self.prepare(), run_name=name, tags=dict(tags))
+        from mlflow.tracking.context.registry import resolve_tags
+
+        client = mlflow.MlflowClient()  # resolve_tags: the user and source a run started here has
+        run = client.create_run(self.prepare(), run_name=name, tags=resolve_tags(dict(tags)))
+        for key, value in params.items():
+            client.log_param(run.info.run_id, key, _cut(str(value)))
         return run.info.run_id
 
     def end_parent(
         self,
         run_id: str,
-        metrics: Mapping[str, float],
+        jobs: int,
+        failed_jobs: int,
         text_artifacts: Mapping[str, str],
-        failed: bool,
     ) -> None:
+        """Close a sweep's parent: FAILED only when every job failed; ``failed_jobs`` tags it."""
         client = self._client().MlflowClient()
-        for key, value in metrics.items():
-            client.log_metric(run_id, key, float(value))
+        client.log_metric(run_id, "jobs", float(jobs))
+        client.log_metric(run_id, "jobs_failed", float(failed_jobs))
+        client.set_tag(run_id, "failed_jobs", str(failed_jobs))
         for name, text in text_artifacts.items():
             client.log_text(run_id, text, name)
-        client.set_terminated(run_id, "FAILED" if failed else "FINISHED")
+        client.set_terminated(run_id, "FAILED" if jobs and failed_jobs == jobs else "FINISHED")
 
     @contextlib.contextmanager
     def run(
@@ -159,8 +187,31 @@ class MlflowTracker:
             mlflow.log_params({k: _cut(str(v)) for k, v in params.items()})
             yield active.info.run_id
             status = "FINISHED"
+        except BaseException as e:  # Ctrl-C too: the run says why it stopped
+            line = one_line_error(e)
+            mlflow.set_tag(ERROR_TAG, _cut(line))
+            mlflow.log_text(line + "\n", ERROR_FILE)
+            raise
         finally:
             mlflow.end_run(status=status)
+
+    def log_dataset(
+        self, name: str, digest: str, source: str, counts: Mapping[str, int], context: str
+    ) -> None:
+        """The run's dataset for MLflow's Dataset column: name, digest (our content hash), source
+        (its path) and its counts (documents, questions, chunks) as the dataset's profile."""
+        from mlflow.data.meta_dataset import MetaDataset
+
+        class Corpus(MetaDataset):
+            @property
+            def profile(self) -> dict[str, int]:
+                return dict(counts)
+
+            def to_dict(self) -> dict[str, str]:
+                return {**super().to_dict(), "profile": json.dumps(dict(counts))}
+
+        dataset = Corpus(_source(source), name=name, digest=digest)
+        self._client().log_input(dataset, context=context)
 
     def log_metrics(self, metrics: Mapping[str, float]) -> None:
         self._client().log_metrics({k: float(v) for k, v in metrics.items()})
@@ -176,9 +227,40 @@ def _redacted(uri: str) -> str:
         return uri
     host = parts.netloc.rpartition("@")[2]
     return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
+def runs_url(ui: str, experiment_id: str) -> str:
+    """The MLflow UI page of an experiment's runs table (not the GenAI overview)."""
+    return f"{ui.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+
+
+def _source(path: str):
+    """MLflow's local dataset source for ``path`` (a file or folder)."""
+    from mlflow.data.dataset_source_registry import get_registered_sources
+
+    local = next(s for s in get_registered_sources() if s._get_source_type() == "local")
+    return local(str(Path(path).resolve()))
 
 
 def _cut(value: str) -> str:
     return (
         value if len(value) <= MAX_PARAM_CHARS else value[: MAX_PARAM_CHARS - 14] + "...[truncated]"
     )
+
+
+def print_runs_urls(db_path: str, ui: str = "http://127.0.0.1:5000") -> None:
+    """Print the runs-table link of each experiment in the SQLite store at ``db_path``."""
+    if not Path(db_path).exists():
+        print(f"no MLflow store at {db_path} yet: `situate run` creates it")
+        return
+    for name in ("mlflow", "alembic", "sqlalchemy"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    import mlflow
+
+    client = mlflow.MlflowClient(f"sqlite:///{Path(db_path).resolve()}")
+    for exp in client.search_experiments():
+        print(f"{exp.name}: {runs_url(ui, exp.experiment_id)}")
+
+
+if __name__ == "__main__":  # make mlflow-ui
+    import sys
+
+    print_runs_urls(*sys.argv[1:])

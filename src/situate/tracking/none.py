@@ -14,10 +14,10 @@ class NoTracker:
     def prepare(self) -> None:
         pass
 
-    def start_parent(self, name: str, tags: Mapping[str, str]) -> None:
+    def start_parent(self, name: str, params: Mapping[str, str], tags: Mapping[str, str]) -> None:
         return None
 
-    def end_parent(self, run_id, metrics, text_artifacts, failed) -> None:
+    def end_parent(self, run_id, jobs, failed_jobs, text_artifacts) -> None:
         pass
 
     @contextlib.contextmanager
@@ -34,4 +34,7 @@ class NoTracker:
         pass
 
     def log_artifact_files(self, folder: str) -> None:
+        pass
+
+    def log_dataset(self, name, digest, source, counts, context) -> None:
         pass

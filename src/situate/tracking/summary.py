@@ -14,6 +14,8 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+from situate.tracking.base import run_name
+
 RESULT_FILE = "result.json"
 PARENT_FILE = "parent_run_id"  # in the sweep folder: the MLflow run the sweep's jobs nest under
 GROUPS = (
@@ -41,15 +43,12 @@ class ResultsTable(Callback):
         if tracker is None:
             return
         sweep = Path(config.hydra.sweep.dir)
+        task = list(config.hydra.overrides.task)
+        # the grid: a preset's hydra.sweeper.params, then the command line's key=values
         params = {str(k): str(v) for k, v in (config.hydra.sweeper.get("params") or {}).items()}
-        overrides = " ".join(config.hydra.overrides.task)
-        tags = {
-            "sweep": "true",
-            "sweep_dir": str(sweep),
-            "overrides": overrides,
-            **{f"sweep.{k}": v for k, v in params.items()},
-        }
-        parent = tracker.start_parent(f"sweep {overrides or sweep.name}", tags)
+        params.update(o.partition("=")[::2] for o in task if "=" in o)
+        tags = {"sweep": "true", "sweep_dir": str(sweep), "overrides": " ".join(task)}
+        parent = tracker.start_parent(f"sweep {run_name(task) or sweep.name}", params, tags)
         if parent:
             sweep.mkdir(parents=True, exist_ok=True)
             (sweep / PARENT_FILE).write_text(parent)
@@ -72,10 +71,7 @@ class ResultsTable(Callback):
             rows = [json.loads(f.read_text()) for f in files]
             failed = sum(1 for r in rows if r.get("error"))
             instantiate(config.tracking).end_parent(
-                parent_file.read_text().strip(),
-                {"jobs": len(rows), "jobs_failed": failed},
-                {"results.txt": table or ""},
-                failed=failed > 0,
+                parent_file.read_text().strip(), len(rows), failed, {"results.txt": table or ""}
             )
 
 
