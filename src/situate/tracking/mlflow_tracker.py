@@ -27,7 +27,6 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from situate.errors import SituateError
-
 from situate.tracking.base import one_line_error
 
 # MLflow params hold at most 6,000 characters in current versions; longer values are cut and marked.
