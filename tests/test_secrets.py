@@ -7,6 +7,7 @@ A wrong key (401) gives a one-line error that names the variable, never the key.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import uuid
 from pathlib import Path
@@ -139,3 +140,50 @@ def test_a_wrong_key_is_one_line_that_names_the_variable_not_the_key(
     assert "401" in line or "refused" in line or "rejected" in line, line
     assert not leaks({variable: wrong}, {"error line": line.encode()})
     assert not leaks({variable: wrong, **keys}, everything_written(tmp_path, proc))
+
+
+@pytest.mark.slow
+def test_a_password_in_the_tracking_uri_reaches_no_param_artifact_or_log(cookbook_dir, tmp_path):
+    import os
+    import signal
+    import sys
+
+    from mlflow.tracking import MlflowClient
+
+    from test_bad_input import free_port
+
+    port, password = free_port(), f"pw-SECRET-{uuid.uuid4()}"
+    server = subprocess.Popen(
+        [
+            sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
+            "--workers", "1", "--backend-store-uri", f"sqlite:///{tmp_path / 'server.db'}",
+            "--default-artifact-root", str(tmp_path / "server-artifacts"),
+        ],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert any("Uvicorn running on" in line for line in server.stdout), "mlflow server exited"
+        uri = f"http://team:{password}@127.0.0.1:{port}"
+        out = tmp_path / "out"
+        proc = run_cli(
+            "run", "tracking=mlflow", f"output_dir={out}", f"tracking.tracking_uri={uri}",
+            "dataset.max_documents=1", "eval.ks=[5]",
+            env={"MLFLOW_TRACKING_URI": uri},
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        client = MlflowClient(f"http://127.0.0.1:{port}")
+        (run,) = client.search_runs(
+            [e.experiment_id for e in client.search_experiments()], "attributes.status='FINISHED'"
+        )
+        logged = json.dumps([run.data.params, run.data.tags]).encode()
+        assert b"team:***@127.0.0.1" in logged  # the URI is there, its password is not
+        places = {
+            "params and tags": logged,
+            **everything_written(tmp_path / "server-artifacts", proc),
+        }
+        places.update(everything_written(out, proc))
+        assert password not in proc.stdout, [l for l in proc.stdout.splitlines() if password in l]
+        assert not leaks({"password": password}, places)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=120)

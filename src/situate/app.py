@@ -20,7 +20,7 @@ from situate.errors import SituateError, SituateExit
 from situate.pipeline import Pipeline, RunResult
 from situate.records import Chunk, Corpus
 from situate.store import atomic_write_bytes, atomic_write_text, content_hash
-from situate.tracking.base import flatten, run_name
+from situate.tracking.base import flatten, run_name, without_credentials
 from situate.tracking.summary import GROUPS, LLM_GROUPS, RESULT_FILE, parent_run_id
 
 log = logging.getLogger("situate")
@@ -71,7 +71,7 @@ def git_commit() -> str:
 
 def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[int]) -> None:
     """The resolved config, one CSV row per question, and a sample of contexts."""
-    (folder / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    (folder / "config.yaml").write_text(without_credentials(OmegaConf.to_yaml(cfg, resolve=True)))
     with open(folder / "per_question.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(
@@ -162,13 +162,27 @@ def record_failed_run(tracker, cfg: DictConfig, pipeline: Pipeline) -> None:
         log.warning("could not record the failed run's spend: %s", e)
 
 
+def redact_hydra_files(hc) -> None:
+    """Hydra saves the overrides as typed (``.hydra/overrides.yaml``, ``config.yaml``,
+    ``hydra.yaml`` and a sweep's ``multirun.yaml``): passwords in URLs there become ``***``."""
+    folders = [Path(hc.runtime.output_dir) / hc.output_subdir] if hc.output_subdir else []
+    if hc.mode == RunMode.MULTIRUN:
+        folders.append(Path(hc.sweep.dir))
+    for folder in folders:
+        for f in folder.glob("*.yaml"):
+            text = f.read_text(encoding="utf-8")
+            if without_credentials(text) != text:
+                atomic_write_text(f, without_credentials(text))
+
+
 def run_job(cfg: DictConfig) -> dict:
     """Run one composed config, track it, and return the row the results table prints."""
     hc = HydraConfig.get()
+    redact_hydra_files(hc)
     uses_llm = "llm" in cfg.context  # prompt and llm are composed always, but only meant with it
     groups = GROUPS + (LLM_GROUPS if uses_llm else ())
     choices = {g: hc.runtime.choices.get(g) for g in groups}
-    overrides = list(hc.overrides.task)
+    overrides = [without_credentials(o) for o in hc.overrides.task]
     row: dict = {"choices": choices, "overrides": overrides, "ks": sorted(cfg.eval.ks)}
     tracker = instantiate_stage(cfg, "tracking")
     resolved = OmegaConf.to_container(cfg, resolve=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any, Protocol
@@ -46,16 +47,25 @@ class Tracker(Protocol):
         ...
 
 
+_CREDENTIALS = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*):[^\s/@]*@")
+
+
+def without_credentials(text: str) -> str:
+    """``text`` with the password of every ``scheme://user:password@host`` replaced by ``***``
+    (a tracking URI or a database DSN in a config, an override or an error message)."""
+    return _CREDENTIALS.sub(r"\g<head>:***@", text)
+
+
 def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
     """``{"a": {"b": 1, "c": [1, 2], "d": None}}`` -> ``{"a.b": "1", "a.c": "[1, 2]", "a.d": ""}``
-    (an unset value is empty, never the string ``None``)."""
+    (an unset value is empty, never the string ``None``; passwords in URLs are ``***``)."""
     flat: dict[str, str] = {}
     for key, value in config.items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping):
             flat.update(flatten(value, f"{name}."))
         else:
-            flat[name] = "" if value is None else str(value)
+            flat[name] = "" if value is None else without_credentials(str(value))
     return flat
 
 

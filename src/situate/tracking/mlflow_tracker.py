@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from situate.errors import SituateError
-from situate.tracking.base import one_line_error
+from situate.tracking.base import one_line_error, without_credentials
 
 # MLflow params hold at most 6,000 characters in current versions; longer values are cut and marked.
 MAX_PARAM_CHARS = 6000
@@ -105,7 +105,7 @@ class MlflowTracker:
             else "tracking.tracking_uri"
         )
         raise SituateError(
-            f"{key}={_redacted(self.uri)}: no MLflow tracking server answers ({reason}); start it "
+            f"{key}={without_credentials(self.uri)}: no MLflow tracking server answers ({reason}); start it "
             f"(mlflow server), fix {key}, or run with tracking=none (tracking.probe_seconds=0 "
             "skips this check)"
         )
@@ -119,6 +119,8 @@ class MlflowTracker:
             if self.db_path:
                 self.db_path.parent.mkdir(parents=True, exist_ok=True)
             mlflow.set_tracking_uri(self.uri)
+            if without_credentials(self.uri) != self.uri:  # MLflow prints run links with the URI
+                os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"
             self._mlflow = mlflow
         return self._mlflow
 
@@ -219,13 +221,6 @@ class MlflowTracker:
         self._client().log_artifacts(folder)
 
 
-def _redacted(uri: str) -> str:
-    """``uri`` without the password of ``user:password@host`` (error messages reach logs)."""
-    parts = urlsplit(uri)
-    if parts.password is None:
-        return uri
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
 def runs_url(ui: str, experiment_id: str) -> str:
     """The MLflow UI page of an experiment's runs table (not the GenAI overview)."""
     return f"{ui.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"

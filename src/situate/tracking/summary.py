@@ -14,7 +14,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from situate.tracking.base import run_name
+from situate.tracking.base import run_name, without_credentials
 
 RESULT_FILE = "result.json"
 PARENT_FILE = "parent_run_id"  # in the sweep folder: the MLflow run the sweep's jobs nest under
@@ -107,7 +107,7 @@ def next_steps(config: DictConfig, folder: Path) -> list[tuple[str, str]]:
     elif uri and uri.startswith("sqlite:///"):
         steps.append(("MLflow", f"mlflow ui --backend-store-uri {uri}"))
     elif uri:
-        steps.append(("MLflow", f"open {uri} (the tracking server)"))
+        steps.append(("MLflow", f"open {without_credentials(uri)} (the tracking server)"))
     experiment = OmegaConf.select(config, "hydra.runtime.choices.experiment")
     if experiment and config.get("baseline") is not None:
         command = f"situate report experiment={experiment}"
