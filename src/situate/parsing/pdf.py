@@ -9,6 +9,7 @@ text is kept as an empty page span and counted.
 from __future__ import annotations
 
 import logging
+import re
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,17 @@ log = logging.getLogger("situate")
 _ERR_FORMAT = 3  # PDFium's FPDF_ERR_FORMAT: not a PDF, or a damaged one
 _ERR_PASSWORD = 4  # FPDF_ERR_PASSWORD: encrypted, a password is needed
 _KEEP = {"\n", "\t"}
+# Metadata titles that name no document: tool defaults and file names of the source.
+_PLACEHOLDER_TITLE = re.compile(
+    r"untitled(?:[-\s]?\d+)?|document\d*|microsoft \w+ - .*|.*\.(?:docx?|pdf|indd|tex|rtf)",
+    re.IGNORECASE,
+)
+
+
+def metadata_title(metadata: dict[str, Any]) -> str:
+    """The PDF's ``Title`` with spacing tidied, or "" when missing or a placeholder."""
+    title = " ".join(str(metadata.get("Title") or "").split())
+    return "" if _PLACEHOLDER_TITLE.fullmatch(title) else title
 
 
 def clean_page_text(text: str) -> str:
@@ -68,7 +80,7 @@ class PdfParser:
         except pdfium.PdfiumError as e:
             raise _open_error(path, e) from e
         try:
-            title = " ".join(str(pdf.get_metadata_dict().get("Title", "")).split())
+            title = metadata_title(pdf.get_metadata_dict())
             texts = [self._page_text(pdf, i) for i in range(len(pdf))]
         finally:
             pdf.close()
