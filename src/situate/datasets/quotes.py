@@ -14,7 +14,8 @@ The span returned is always in the original text: ``text[start:end]`` is what wa
 
 from __future__ import annotations
 
-import bisect
+import functools
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -56,12 +57,21 @@ class QuoteMatch:
 
 
 def normalize_word(word: str) -> str:
-    """One whitespace-free word as the ``normalized`` rule compares it."""
-    return unicodedata.normalize("NFKC", word.translate(_PLAIN)).casefold()
+    """One whitespace-free word as the ``normalized`` rule compares it (still whitespace-free)."""
+    return "".join(unicodedata.normalize("NFKC", word.translate(_PLAIN)).casefold().split())
+
+
+@functools.lru_cache(maxsize=4096)
+def normalized_quote(quote: str) -> str:
+    """A quote as the ``normalized`` rule compares it (one call per quote, not per document)."""
+    return " ".join(normalize_word(w) for w in quote.split())
 
 
 class NormalizedText:
     """A text with its words normalised and joined by single spaces, mapped back to offsets.
+
+    Only the normalised string is built up front (in C for ASCII text); the original offsets of
+    the two words at a match's ends are looked up when asked for.
 
     Parameters
     ----------
@@ -70,16 +80,14 @@ class NormalizedText:
     """
 
     def __init__(self, text: str) -> None:
-        spans = [m.span() for m in _WORD.finditer(text)]
-        words = [normalize_word(text[s:e]) for s, e in spans]
-        self.text = " ".join(words)
-        self._orig = spans
-        self._starts: list[int] = []  # offset of each normalised word in self.text
-        pos = 0
-        for w in words:
-            self._starts.append(pos)
-            pos += len(w) + 1
-        self._lengths = [len(w) for w in words]
+        self.original_text = text
+        # str.split and _WORD agree on what whitespace is; ASCII words only need lower-casing
+        if text.isascii():
+            self.text = " ".join(text.lower().split())
+        else:
+            self.text = " ".join(
+                w.lower() if w.isascii() else normalize_word(w) for w in text.split()
+            )
 
     def original(self, start: int, end: int, whole_words: bool = False) -> tuple[int, int]:
         """The original span of normalised characters ``[start, end)``.
@@ -93,16 +101,23 @@ class NormalizedText:
         )
 
     def _offset(self, pos: int, is_end: bool, whole_words: bool) -> int:
-        i = max(0, bisect.bisect_right(self._starts, pos) - 1)
-        inside = pos - self._starts[i]
-        s, e = self._orig[i]
-        if inside >= self._lengths[i]:  # the space after word i
-            if is_end or i + 1 == len(self._orig):
-                return e
-            return self._orig[i + 1][0]
-        if whole_words or self._lengths[i] != e - s:  # snap to the word's bounds
+        norm = self.text
+        if norm[pos] == " ":  # between words: the end of the one before, or the start of the next
+            index = norm.count(" ", 0, pos) - (1 if is_end else 0)
+            s, e = self._word(index)
             return e if is_end else s
-        return s + inside + (1 if is_end else 0)
+        index = norm.count(" ", 0, pos)
+        first = norm.rfind(" ", 0, pos) + 1
+        last = norm.find(" ", pos)
+        length = (len(norm) if last < 0 else last) - first
+        s, e = self._word(index)
+        if whole_words or length != e - s:  # snap to the word's bounds
+            return e if is_end else s
+        return s + (pos - first) + (1 if is_end else 0)
+
+    def _word(self, index: int) -> tuple[int, int]:
+        """``[start, end)`` of the original text's word ``index`` (0-based)."""
+        return next(itertools.islice(_WORD.finditer(self.original_text), index, None)).span()
 
 
 class QuoteFinder:
@@ -132,7 +147,7 @@ class QuoteFinder:
         if rule == "exact":
             start = self.text.find(quote)
             return None if start < 0 else QuoteMatch(start, start + len(quote), "exact")
-        needle = " ".join(normalize_word(w) for w in quote.split())
+        needle = normalized_quote(quote)
         if not needle:
             return None
         norm = self.normalized
