@@ -25,6 +25,7 @@ from situate.contexts.heading_path import HeadingPathContext
 from situate.datasets.folder import FolderLoader
 from situate.errors import SituateError
 from situate.records import Page, Span
+from test_cli import assert_one_line_error
 
 GUIDE = "# Guide\n\nInstall with pip.\n\n## Usage\n\nRun situate chunks.\n"
 FILING = "ITEM 7. MANAGEMENT'S DISCUSSION\nNet sales were 32.8 billion dollars.\n"
@@ -197,3 +198,10 @@ def test_mixed_folder_runs_end_to_end(kb: Path, tmp_path: Path) -> None:
     # each question's words are in its gold chunk and in no other: the gold chunk ranks first
     assert metrics["mrr"] == 1.0
     assert (out / "cache" / "parsed.sqlite").is_file()
+
+
+def test_a_bad_file_through_the_cli_is_one_line_and_exit_2(kb: Path, tmp_path: Path) -> None:
+    locked = build_encrypted_pdf(kb / "locked.pdf")
+    args = ["dataset=folder", f"dataset.path={kb}", "tracking=none", f"output_dir={tmp_path}"]
+    proc = run_cli("chunks", *args)
+    assert_one_line_error(proc, f"{locked}: encrypted PDF", "save a decrypted copy")

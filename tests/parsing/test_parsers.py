@@ -65,7 +65,7 @@ def test_pdf_empty_page_is_an_empty_span(tmp_path: Path, caplog) -> None:
     assert parsed.text == "First page.\n\n\n\nThird page."
     assert parsed.pages == (Page(1, 0, 11), Page(2, 13, 13), Page(3, 15, 26))
     assert parsed.title == ""  # reportlab's default title "untitled" names nothing
-    assert f"{path}: page(s) 2 have no text" in caplog.text
+    assert f"{path}: page(s) 2 have no text (blank or scanned); kept as empty pages" in caplog.text
 
 
 @pytest.mark.parametrize(

@@ -98,7 +98,8 @@ class PdfParser:
         empty = [p.number for p in pages if p.start == p.end]
         if empty:
             log.warning(
-                "%s: page(s) %s have no text (blank or scanned); kept as empty pages",
+                "%s: page(s) %s have no text (blank or scanned); kept as empty pages (OCR the PDF "
+                "if they hold text)",
                 path,
                 ", ".join(map(str, empty)),
             )
