@@ -104,7 +104,7 @@ def test_folder_errors(tmp_path: Path) -> None:
     (empty / "readme.rst").write_text("x", encoding="utf-8")
     assert load_error(empty) == (
         f"{empty}: no documents (.pdf, .html, .htm, .docx, .md, .markdown, .txt) found, only "
-        "files with other suffixes (.rst); add some, map a suffix with "
+        "files with other suffixes (.rst); add some, map a suffix with +"
         "dataset.suffixes.<suffix>=<parser>, or set dataset.path"
     )
 

@@ -123,3 +123,32 @@ def test_on_bad_file_must_be_error_or_skip() -> None:
     assert str(e.value) == (
         "dataset.on_bad_file='ignore' is invalid; use dataset.on_bad_file=error or skip"
     )
+
+
+def test_read_folder_names_files_without_a_parser(folder: Path, caplog) -> None:
+    caplog.set_level("INFO", logger="situate")
+    (folder / "qa.json").write_text("[]")
+    result = reader().read_folder(folder, unmentioned=("qa.json",))
+    assert len(result.documents) == 3
+    assert (
+        f"{folder}: 1 file(s) with no parser left out (.png, e.g. image.png); map a suffix with "
+        "+dataset.suffixes.<suffix>=<parser> to read them"
+    ) in caplog.text
+
+
+def test_read_folder_where_every_document_is_bad(tmp_path: Path) -> None:
+    build_encrypted_pdf(tmp_path / "locked.pdf")
+    with pytest.raises(SituateError) as e:
+        reader(on_bad_file="skip").read_folder(tmp_path)
+    assert str(e.value) == (
+        f"{tmp_path}: every document is a bad file (1 skipped); fix them (the log names each) "
+        "or set dataset.path"
+    )
+
+
+def test_the_cache_is_written_on_first_read_only(folder: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache" / "parsed.sqlite"
+    r = reader(cache=cache)
+    assert not cache.exists()  # building a loader (e.g. `situate run --cfg job`) writes nothing
+    r.read_folder(folder)
+    assert len(BlobStore(cache, "parsed")) == 3

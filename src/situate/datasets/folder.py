@@ -123,28 +123,7 @@ class FolderLoader:
         return Corpus(name=self.name, documents=documents, questions=questions, notes=notes)
 
     def _read(self, root: Path) -> ReadResult:
-        files, other = self.reader.find(root)
-        suffixes = ", ".join(sorted({p.suffix.lower() or p.name for p in other}))
-        known = ", ".join(f".{s}" for s in self.reader.suffixes)
-        if not files:
-            raise SituateError(
-                f"{root}: no documents ({known}) found"
-                + (f", only files with other suffixes ({suffixes})" if other else "")
-                + "; add some, map a suffix with dataset.suffixes.<suffix>=<parser>, or set dataset.path"
-            )
-        others = [p for p in other if p.name != "qa.json"]
-        if others:
-            log.info(
-                "%s: %d file(s) with no parser left out (%s, e.g. %s); map a suffix with "
-                "dataset.suffixes.<suffix>=<parser> to read them",
-                root, len(others), suffixes, others[0].relative_to(root).as_posix(),
-            )  # fmt: skip
-        read = self.reader.read(root, files)
-        if not read.documents:
-            raise SituateError(
-                f"{root}: every document was a bad file ({len(read.skipped)} skipped); "
-                "fix them (the log names each) or set dataset.path"
-            )
+        read = self.reader.read_folder(root, unmentioned=("qa.json",))
         log.info("%s: %d parsed, %d from the parse cache", root, read.parsed, read.cached)
         return read
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,7 +81,8 @@ class DocumentReader:
         self.suffixes = {str(k).lower().lstrip("."): str(v) for k, v in suffixes.items()}
         self.on_bad_file = on_bad_file
         self.max_file_mb = max_file_mb
-        self.store = BlobStore(cache, CACHE_TABLE) if cache is not None else None
+        self.cache = cache
+        self._store: BlobStore | None = None
 
     def parser_for(self, path: Path) -> Parser | None:
         fmt = self.suffixes.get(path.suffix.lower().lstrip("."))
@@ -103,6 +104,38 @@ class DocumentReader:
             (readable if self.parser_for(p) is not None else other).append(p)
         key = lambda p: p.relative_to(root).as_posix()  # noqa: E731
         return sorted(readable, key=key), sorted(other, key=key)
+
+    def read_folder(self, root: Path, unmentioned: Collection[str] = ()) -> ReadResult:
+        """Every file under ``root`` that has a parser, as documents.
+
+        Files of other suffixes are left out with one log line (except names in
+        ``unmentioned``, such as the questions file); a folder with no document, or whose every
+        document is a bad file, is an error.
+        """
+        files, other = self.find(root)
+        other = [p for p in other if p.name not in unmentioned]
+        suffixes = ", ".join(sorted({p.suffix.lower() or p.name for p in other}))
+        if not files:
+            known = ", ".join(f".{s}" for s in self.suffixes)
+            raise SituateError(
+                f"{root}: no documents ({known}) found"
+                + (f", only files with other suffixes ({suffixes})" if other else "")
+                + "; add some, map a suffix with +dataset.suffixes.<suffix>=<parser>, or set "
+                "dataset.path"
+            )
+        if other:
+            log.info(
+                "%s: %d file(s) with no parser left out (%s, e.g. %s); map a suffix with "
+                "+dataset.suffixes.<suffix>=<parser> to read them",
+                root, len(other), suffixes, other[0].relative_to(root).as_posix(),
+            )  # fmt: skip
+        result = self.read(root, files)
+        if not result.documents:
+            raise SituateError(
+                f"{root}: every document is a bad file ({len(result.skipped)} skipped); fix them "
+                "(the log names each) or set dataset.path"
+            )
+        return result
 
     def read(self, root: Path, files: list[Path]) -> ReadResult:
         """Parse ``files`` (under ``root``; ids are their relative paths) into documents."""
@@ -137,15 +170,17 @@ class DocumentReader:
                 f"{path}: {size_mb:.1f} MB is over dataset.max_file_mb={self.max_file_mb:g}; "
                 "split the file or raise dataset.max_file_mb"
             )
-        if self.store is None:
+        if self.cache is None:
             return parser.parse(path), True
+        if self._store is None:  # opened on first use: building a loader writes nothing
+            self._store = BlobStore(self.cache, CACHE_TABLE)
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         key = content_hash(parser.identity(), digest)
-        found = self.store.get_many([key])
+        found = self._store.get_many([key])
         if key in found:
             return ParsedDocument.from_json(found[key]), False
         parsed = parser.parse(path)
-        self.store.put_many([(key, parsed.to_json())])
+        self._store.put_many([(key, parsed.to_json())])
         return parsed, True
 
 
