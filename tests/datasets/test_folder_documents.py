@@ -205,3 +205,12 @@ def test_a_bad_file_through_the_cli_is_one_line_and_exit_2(kb: Path, tmp_path: P
     args = ["dataset=folder", f"dataset.path={kb}", "tracking=none", f"output_dir={tmp_path}"]
     proc = run_cli("chunks", *args)
     assert_one_line_error(proc, f"{locked}: encrypted PDF", "save a decrypted copy")
+
+
+@pytest.mark.parametrize("threshold", [0, 101, "high"])
+def test_quote_threshold_must_be_a_score(threshold: Any, kb: Path) -> None:
+    with pytest.raises(SituateError) as e:
+        FolderLoader(str(kb), quote_threshold=threshold)
+    assert str(e.value) == (
+        f"dataset.quote_threshold={threshold!r} is invalid; use a score in (0, 100], e.g. 90"
+    )

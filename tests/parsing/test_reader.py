@@ -152,3 +152,9 @@ def test_the_cache_is_written_on_first_read_only(folder: Path, tmp_path: Path) -
     assert not cache.exists()  # building a loader (e.g. `situate run --cfg job`) writes nothing
     r.read_folder(folder)
     assert len(BlobStore(cache, "parsed")) == 3
+
+
+def test_max_file_mb_must_be_a_positive_size() -> None:
+    with pytest.raises(SituateError) as e:
+        reader(max_file_mb=0)
+    assert str(e.value) == "dataset.max_file_mb=0 is invalid; use a size in MB > 0, e.g. 100"

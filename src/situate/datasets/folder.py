@@ -94,6 +94,11 @@ class FolderLoader:
             max_file_mb,
             cache,
         )
+        if not _is_number(quote_threshold) or not 0 < quote_threshold <= 100:
+            raise SituateError(
+                f"dataset.quote_threshold={quote_threshold!r} is invalid; use a score in (0, 100], "
+                "e.g. 90"
+            )
         self.quote_threshold = quote_threshold
 
     def load(self) -> Corpus:
@@ -320,6 +325,10 @@ class GoldResolver:
 def _short(value: Any, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _is_int(value: Any) -> bool:

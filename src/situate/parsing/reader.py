@@ -71,6 +71,14 @@ class DocumentReader:
             raise SituateError(
                 f"dataset.on_bad_file={on_bad_file!r} is invalid; use dataset.on_bad_file=error or skip"
             )
+        if (
+            isinstance(max_file_mb, bool)
+            or not isinstance(max_file_mb, (int, float))
+            or max_file_mb <= 0
+        ):
+            raise SituateError(
+                f"dataset.max_file_mb={max_file_mb!r} is invalid; use a size in MB > 0, e.g. 100"
+            )
         for suffix, fmt in suffixes.items():
             if fmt not in parsers:
                 raise SituateError(
