@@ -264,3 +264,27 @@ def test_parser_options_are_settable_from_the_command_line() -> None:
     assert loader.reader.parsers["pdf"].page_separator == " "
     assert isinstance(loader.reader.parsers["html"], TextParser)
     assert loader.reader.suffixes["rst"] == "text"
+
+
+def test_docx_merged_cell_is_written_once_and_pipes_escaped(tmp_path: Path) -> None:
+    import docx
+
+    document = docx.Document()
+    table = document.add_table(rows=2, cols=3)
+    table.cell(0, 0).merge(table.cell(0, 1)).text = "Region"
+    table.cell(0, 2).text = "Sales"
+    for k, value in enumerate(["EU", "a|b", "7"]):
+        table.cell(1, k).text = value
+    path = tmp_path / "merged.docx"
+    document.save(str(path))
+    assert DocxParser().parse(path).text == (
+        "| Region | Sales |\n| --- | --- |\n| EU | a\\|b | 7 |"
+    )
+
+
+def test_html_links_keep_their_text_only(tmp_path: Path) -> None:
+    path = tmp_path / "links.html"
+    path.write_text(
+        '<p>See <a href="https://example.com/x">the guide</a> <img src="a.png" alt="x">.</p>'
+    )
+    assert HtmlParser().parse(path).text == "See the guide ."

@@ -19,15 +19,23 @@ _HEADING_STYLE = re.compile(r"heading\s*([1-6])", re.IGNORECASE)
 
 
 def table_rows(table: Any) -> list[str]:
-    """A python-docx table as Markdown rows (``| a | b |``), the first row as the header."""
+    """A python-docx table as Markdown rows (``| a | b |``), the first row as the header.
+
+    A merged cell (python-docx repeats it for every grid column it spans) is written once.
+    """
     rows = []
     for row in table.rows:
-        cells = [" ".join(cell.text.split()).replace("|", "\\|") for cell in row.cells]
-        rows.append("| " + " | ".join(cells) + " |")
-    if rows:
-        width = len(table.rows[0].cells)
-        rows.insert(1, "| " + " | ".join(["---"] * width) + " |")
-    return rows
+        cells, previous = [], None
+        for cell in row.cells:
+            if cell._tc is not previous:
+                cells.append(" ".join(cell.text.split()).replace("|", "\\|"))
+            previous = cell._tc
+        rows.append(cells)
+    if not rows:
+        return []
+    lines = ["| " + " | ".join(cells) + " |" for cells in rows]
+    lines.insert(1, "| " + " | ".join(["---"] * len(rows[0])) + " |")
+    return lines
 
 
 def paragraph_line(paragraph: Any) -> str:

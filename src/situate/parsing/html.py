@@ -51,7 +51,8 @@ class HtmlParser:
         root = soup.find("main") or soup.find("article") or soup.body or soup
         for tag in root.find_all(self.drop):
             tag.decompose()
-        converter = MarkdownConverter(heading_style=ATX, bullets="-", strip=["img"])
+        # links and images keep their text only: URLs are noise to BM25 and embeddings
+        converter = MarkdownConverter(heading_style=ATX, bullets="-", strip=["a", "img"])
         text = tidy_markdown(converter.convert_soup(root))
         if not text:
             raise SituateError(
