@@ -29,7 +29,7 @@ class HtmlParser:
     drop
         Tag names removed with their content before conversion.
     encoding
-        The encoding used when the file declares none.
+        The files' encoding (a Python codec name); a file that does not decode is a bad file.
     """
 
     name = "html"
