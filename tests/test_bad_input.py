@@ -415,7 +415,7 @@ def test_missing_data_path(tmp_path):
     assert_error(
         run(tmp_path, *NOTES, f"dataset.path={missing}"),
         rf"error: {re.escape(str(missing))}: dataset folder not found; set dataset\.path=<folder of "
-        r"\.md/\.txt files>",
+        r"documents>",
     )
 
 
@@ -710,6 +710,11 @@ def snapshot(cache: Path) -> dict[str, object]:
     return state
 
 
+def paid_for(snapshot: dict) -> dict:
+    """A cache snapshot without the parse cache (parsing is local work, not a paid answer)."""
+    return {k: v for k, v in snapshot.items() if not k.startswith("parsed.sqlite")}
+
+
 def test_a_failing_run_loses_nothing_already_stored(tmp_path):
     key = "emulator-key-test-bad-input"
     notes = write_notes(tmp_path / "notes")
@@ -744,10 +749,12 @@ def test_a_failing_run_loses_nothing_already_stored(tmp_path):
             env={"ANTHROPIC_API_KEY": "sk-ant-wrong"},
         )
         assert_one_line_error(proc, "ANTHROPIC_API_KEY", "401")
-        assert snapshot(cache) == before
+        after = snapshot(cache)  # the parse cache keeps the changed folder's files: only grows
+        assert after["parsed.sqlite:parsed"] > before["parsed.sqlite:parsed"]
+        assert paid_for(after) == paid_for(before)
 
         # and the good run is still free: every context and embedding comes from the stores
         proc = run(tmp_path, *good, env={"ANTHROPIC_API_KEY": key})
         assert proc.returncode == 0, proc.stderr
         assert emu.calls("/v1/messages", ok_only=True) == calls
-        assert snapshot(cache) == before
+        assert paid_for(snapshot(cache)) == paid_for(before)

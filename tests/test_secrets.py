@@ -182,7 +182,7 @@ def test_a_password_in_the_tracking_uri_reaches_no_param_artifact_or_log(cookboo
             **everything_written(tmp_path / "server-artifacts", proc),
         }
         places.update(everything_written(out, proc))
-        assert password not in proc.stdout, [l for l in proc.stdout.splitlines() if password in l]
+        assert password not in proc.stdout, [x for x in proc.stdout.splitlines() if password in x]
         assert not leaks({"password": password}, places)
     finally:
         os.killpg(server.pid, signal.SIGTERM)

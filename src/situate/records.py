@@ -31,11 +31,21 @@ class Span:
 
 
 @dataclass(frozen=True)
+class Page:
+    """Page ``number`` (1-based) of a paged source (PDF): characters ``[start, end)`` of its text."""
+
+    number: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
 class Document:
     doc_id: str
     text: str
     title: str = ""
     source: str = ""  # file the document came from, for error messages
+    pages: tuple[Page, ...] = ()  # page spans of a paged source, in order; () when not paged
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,14 @@ import re
 
 import pytest
 
-from situate.chunking.fixed import FixedChunker, windows
+from situate.chunking.fixed import (
+    FixedChunker,
+    default_tokenizer_path,
+    load_tokenizer,
+    segments,
+    token_offsets,
+    windows,
+)
 from situate.errors import SituateError
 from situate.records import Chunk, Corpus, Document
 
@@ -111,6 +118,27 @@ def test_tokens_not_truncated_at_model_length() -> None:
     chunks = FixedChunker(size=300, overlap=50).chunk(corpus_of(text))
     # windows [0,300) [250,550) [500,800) [750,1000); word k starts at 5k
     assert spans(chunks) == [(0, 1499), (1250, 2749), (2500, 3999), (3750, 4999)]
+
+
+def test_segments_cut_after_whitespace_only() -> None:
+    text = "aaaa bbbb\n\ncccc dddd"
+    # from 0, size 6 reaches into "bbbb": cut after the "\n\n" that follows it (at 11)
+    assert segments(text, size=6) == [(0, 11), (11, 20)]
+    assert segments(text, size=100) == [(0, 20)]
+    assert segments("", size=6) == []
+    assert segments("x" * 20, size=6) == [(0, 20)]  # no whitespace: one piece
+
+
+def test_long_texts_tokenize_in_segments_exactly_as_whole() -> None:
+    tok = load_tokenizer(str(default_tokenizer_path()))
+    words = ["Revenue", "grew", "12%", "to", "$4.2M;", "naïve", "co-operation", "tokenization"]
+    long_text = "\n".join(
+        " ".join(words[(i + k) % 8] for k in range(i % 7 + 1)) for i in range(4000)
+    )
+    assert len(long_text) > 5 * 8192  # several segments
+    texts = [long_text, "short text", long_text[:9000]]
+    whole = [list(e.offsets) for e in tok.encode_batch(texts, add_special_tokens=False)]
+    assert token_offsets(tok, texts) == whole
 
 
 def test_defaults() -> None:

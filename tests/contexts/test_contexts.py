@@ -214,6 +214,20 @@ def test_heading_path_title_then_headings() -> None:
     ]
 
 
+def test_heading_path_says_a_title_that_is_the_first_heading_once() -> None:
+    docs = corpus(Document("api.md", "...", title="Límites de la API"))
+    chunks = [
+        chunk("api.md", 0, "a", ("Límites de la API", "Plan Pro")),
+        chunk("api.md", 1, "b", ("Límites  de la api",)),  # case and spacing aside
+        chunk("api.md", 2, "c", ("Plan Pro", "Límites de la API")),  # only a first heading
+    ]
+    assert [c.text for c in HeadingPathContext().contextualize(docs, chunks)] == [
+        "Límites de la API > Plan Pro",
+        "Límites de la API",
+        "Límites de la API > Plan Pro > Límites de la API",
+    ]
+
+
 def test_heading_path_top_terms_by_smoothed_tfidf() -> None:
     # Three sections (N = 3); the first has two chunks. Tokens are words of 3+ characters that
     # start with a letter, minus stop words: "the", "go" and "42" never count.

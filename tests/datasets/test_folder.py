@@ -52,7 +52,7 @@ def test_documents(root: Path) -> None:
     corpus = FolderLoader(str(root), name="kb").load()
     assert corpus.name == "kb"
     assert [d.doc_id for d in corpus.documents] == ["guide.md", "notes/plain.txt"]
-    assert [d.title for d in corpus.documents] == ["Guide", "plain.txt"]
+    assert [d.title for d in corpus.documents] == ["Guide", "plain"]  # file name made readable
     assert [d.text for d in corpus.documents] == [GUIDE, PLAIN]
     assert corpus.documents[0].source == str(root / "guide.md")
     assert corpus.questions == []  # no qa.json
@@ -66,7 +66,7 @@ def test_sorted_by_relative_path_and_title_skips_fenced_heading(tmp_path: Path) 
     (tmp_path / "c.MD").write_text("\ufeff# Bom title\n", encoding="utf-8")
     docs = FolderLoader(str(tmp_path)).load().documents
     assert [d.doc_id for d in docs] == ["a.txt", "b/z.md", "c.MD"]
-    assert [d.title for d in docs] == ["a.txt", "Real title", "Bom title"]
+    assert [d.title for d in docs] == ["a", "Real title", "Bom title"]
     assert docs[2].text == "# Bom title\n"  # byte-order mark dropped
 
 
@@ -94,18 +94,18 @@ def test_empty_file(root: Path, content: str) -> None:
 def test_folder_errors(tmp_path: Path) -> None:
     missing = tmp_path / "nope"
     assert load_error(missing) == (
-        f"{missing}: dataset folder not found; set dataset.path=<folder of .md/.txt files>"
+        f"{missing}: dataset folder not found; set dataset.path=<folder of documents>"
     )
     afile = tmp_path / "file.md"
     afile.write_text("x", encoding="utf-8")
-    assert load_error(afile) == (
-        f"{afile}: not a folder; set dataset.path=<folder of .md/.txt files>"
-    )
+    assert load_error(afile) == (f"{afile}: not a folder; set dataset.path=<folder of documents>")
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / "readme.rst").write_text("x", encoding="utf-8")
     assert load_error(empty) == (
-        f"{empty}: no .md or .txt files found; add some or set dataset.path"
+        f"{empty}: no documents (.pdf, .html, .htm, .docx, .md, .markdown, .txt) found, only "
+        "files with other suffixes (.rst); add some, map a suffix with +"
+        "dataset.suffixes.<suffix>=<parser>, or set dataset.path"
     )
 
 
@@ -174,11 +174,11 @@ def gold_error(root: Path, record: dict[str, Any], index: int = 0) -> str:
 def test_unknown_path(root: Path) -> None:
     qa = root / "qa.json"
     assert gold_error(root, {"q": "?", "gold": ["missing.md#0"]}) == (
-        f"{qa}: question 0 (id q0), gold 0: unknown path 'missing.md' (no such .md/.txt file "
+        f"{qa}: question 0 (id q0), gold 0: unknown path 'missing.md' (no such document "
         f"under {root}); use a path relative to the folder, e.g. 'guide.md'"
     )
     assert gold_error(root, {"q": "?", "gold": [{"path": "x.md", "start": 0, "end": 1}]}) == (
-        f"{qa}: question 0 (id q0), gold 0: unknown path 'x.md' (no such .md/.txt file "
+        f"{qa}: question 0 (id q0), gold 0: unknown path 'x.md' (no such document "
         f"under {root}); use a path relative to the folder, e.g. 'guide.md'"
     )
 
@@ -242,7 +242,8 @@ def test_empty_gold(root: Path, gold: Any) -> None:
 def test_unrecognised_gold_entry(root: Path) -> None:
     assert gold_error(root, {"q": "?", "gold": [{"file": "guide.md"}]}) == (
         f"{root / 'qa.json'}: question 0 (id q0), gold 0: unrecognised gold entry "
-        '{\'file\': \'guide.md\'}; use "file.md#N", a quote string, {"quote": ..., "path": ...} '
+        "{'file': 'guide.md'}; use \"file.md#N\", \"file.pdf#page=N\", a quote string, "
+        '{"quote": ..., "path": ...} '
         'or {"path": ..., "start": ..., "end": ...}'
     )
 

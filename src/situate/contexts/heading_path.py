@@ -1,6 +1,7 @@
 """``context: heading_path``: a context written by code, not by an LLM.
 
-The document title and the chunk's heading path ("guide.md > Install > From source"), optionally
+The document title and the chunk's heading path ("Guide > Install > From source"; a first heading
+that repeats the title is not said twice), optionally
 followed by the ``top_terms`` most distinctive terms of the chunk's section by TF-IDF (a section is
 all chunks of one document that share a heading path; documents without headings are one section).
 """
@@ -80,6 +81,16 @@ _STOP = frozenset(
 )
 
 
+def path_below_title(title: str, heading_path: tuple[str, ...]) -> tuple[str, ...]:
+    """``heading_path`` without its first heading when that heading is the title (case and
+    spacing aside): a document titled by its first heading says the title once."""
+    same = (
+        heading_path
+        and " ".join(heading_path[0].split()).casefold() == " ".join(title.split()).casefold()
+    )
+    return heading_path[1:] if same else heading_path
+
+
 class HeadingPathContext(Placement):
     """Title and heading path (and optionally TF-IDF terms) as the context of each chunk.
 
@@ -106,7 +117,7 @@ class HeadingPathContext(Placement):
         out = []
         for c in chunks:
             title = corpus.document(c.doc_id).title or c.doc_id
-            text = " > ".join((title, *c.heading_path))
+            text = " > ".join((title, *path_below_title(title, c.heading_path)))
             key_terms = terms.get((c.doc_id, c.heading_path))
             if key_terms:
                 text += f" (key terms: {', '.join(key_terms)})"

@@ -1,89 +1,52 @@
-"""A folder of Markdown / text files, with optional questions in ``qa.json``.
+"""A folder of documents (PDF, HTML, DOCX, Markdown, text), with optional questions in ``qa.json``.
 
-``qa.json`` is a JSON list of ``{"q": str, "gold": [...], "id"?: str}``; each gold entry is
+Each file is read by the parser its suffix names (``situate.parsing``); its parsed text is the
+document, and every offset below is into that text. ``qa.json`` is a JSON list of
+``{"q": str, "gold": [...], "id"?: str}``; each gold entry is
 
 - ``"relative/path.md#N"``: the span of chunk N of that file under ``MarkdownChunker`` (the ids
   that ``situate chunks`` lists), matched as a span;
+- ``"relative/path.pdf#page=N"``: the span of page N (1-based) of a paged file, matched as a span;
 - ``{"path": ..., "start": ..., "end": ...}``: that character span, matched as a span;
-- any other string, or ``{"quote": ..., "path"?: ...}``: an answer quote, resolved to its first exact
-  occurrence (in ``path`` if given, else in the one file that contains it), matched as answer text.
+- any other string, or ``{"quote": ..., "path"?: ...}``: an answer quote, found by the first rule
+  of :mod:`situate.datasets.quotes` that matches (exact, normalised, fuzzy) in ``path`` if given,
+  else in the one file that contains it; matched as answer text.
 """
 
 from __future__ import annotations
 
+import logging
 import re
+from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from situate.chunking.markdown import MarkdownChunker, heading_title, split_lines
+from situate.chunking.markdown import MarkdownChunker
 from situate.datasets.base import existing_path, question_text, read_json, require_fields
+from situate.datasets.quotes import (
+    DEFAULT_THRESHOLD,
+    RULES,
+    QuoteFinder,
+    QuoteMatch,
+    QuoteRule,
+)
 from situate.errors import SituateError
+from situate.parsing.base import Parser
+from situate.parsing.reader import DEFAULT_SUFFIXES, DocumentReader, ReadResult, default_parsers
 from situate.records import Chunk, Corpus, Document, Question, Span
 
-SUFFIXES = (".md", ".txt")
 QA_EXPECTED = (
     'dataset=folder reads one JSON list of questions ([{"q": ..., "gold": [...]}, ...]); put the '
     "records in one list, separated by commas"
 )
-_CHUNK_REF = re.compile(r"(\S+\.(?:md|txt))#(\d+)", re.IGNORECASE)
-
-
-def find_files(root: Path) -> list[Path]:
-    """The ``.md`` / ``.txt`` files under ``root``, recursively, sorted by relative path.
-
-    Files and folders whose name starts with a dot (``.git``, ``.obsidian``) are skipped.
-    """
-    found = [
-        p
-        for p in root.rglob("*")
-        if p.is_file()
-        and p.suffix.lower() in SUFFIXES
-        and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    ]
-    return sorted(found, key=lambda p: p.relative_to(root).as_posix())
-
-
-def read_document_text(path: Path) -> str:
-    """Read one file as UTF-8 text, refusing binary, non-UTF-8 and empty files.
-
-    Parameters
-    ----------
-    path
-        The file.
-
-    Returns
-    -------
-    str
-        Its text, without a leading byte-order mark.
-    """
-    data = path.read_bytes()
-    if b"\x00" in data:
-        raise SituateError(
-            f"{path}: contains NUL bytes (binary file?); convert it to UTF-8 text or remove it"
-        )
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise SituateError(
-            f"{path}: not UTF-8 text (byte {e.start}); convert it to UTF-8 or remove it"
-        ) from e
-    text = text.removeprefix("\ufeff")
-    if not text.strip():
-        raise SituateError(f"{path}: empty file (no text); add text to it or remove it")
-    return text
-
-
-def first_heading(text: str) -> str | None:
-    """The title of the first ATX heading outside fenced code, or None."""
-    for line in split_lines(text):
-        parsed = None if line.in_fence else heading_title(line.text)
-        if parsed is not None and parsed[1]:
-            return parsed[1]
-    return None
+log = logging.getLogger("situate")
+_CHUNK_REF = re.compile(r"(\S+\.\w+)#(\d+)")
+_PAGE_REF = re.compile(r"(\S+\.\w+)#page=(\d+)")
 
 
 class FolderLoader:
-    """Load a folder of ``.md`` / ``.txt`` files and its ``qa.json``.
+    """Load a folder of documents (each read by the parser of its suffix) and its ``qa.json``.
 
     Parameters
     ----------
@@ -95,6 +58,18 @@ class FolderLoader:
         Corpus name.
     max_words, min_words
         ``MarkdownChunker`` settings that ``"file.md#N"`` gold references are resolved with.
+    parsers
+        Parser per format (``conf/parser/``); default: every format with default options.
+    suffixes
+        Format per file suffix without the dot; files of other suffixes are not documents.
+    on_bad_file
+        ``error`` (stop at the first unreadable file) or ``skip`` (log it, count it, go on).
+    max_file_mb
+        Larger files are bad files.
+    cache
+        The parse cache file (``${cache_dir}/parsed.sqlite``), or None.
+    quote_threshold
+        Lowest rapidfuzz score (0-100) at which an answer quote matches approximately.
     """
 
     def __init__(
@@ -104,12 +79,31 @@ class FolderLoader:
         name: str = "folder",
         max_words: int = 250,
         min_words: int = 20,
+        parsers: Mapping[str, Parser] | None = None,
+        suffixes: Mapping[str, str] | None = None,
+        on_bad_file: str = "error",
+        max_file_mb: float = 100,
+        cache: str | None = None,
+        quote_threshold: float = DEFAULT_THRESHOLD,
     ) -> None:
         self.path = path
         self.qa = qa
         self.name = name
         self.max_words = max_words
         self.min_words = min_words
+        self.reader = DocumentReader(
+            default_parsers() if parsers is None else parsers,
+            DEFAULT_SUFFIXES if suffixes is None else suffixes,
+            on_bad_file,
+            max_file_mb,
+            cache,
+        )
+        if not _is_number(quote_threshold) or not 0 < quote_threshold <= 100:
+            raise SituateError(
+                f"dataset.quote_threshold={quote_threshold!r} is invalid; use a score in (0, 100], "
+                "e.g. 90"
+            )
+        self.quote_threshold = quote_threshold
 
     def load(self) -> Corpus:
         """Read the documents and the questions.
@@ -118,30 +112,29 @@ class FolderLoader:
         -------
         Corpus
             Documents in sorted path order; questions in ``qa.json`` order; no prechunks.
+            ``notes``: ``files_skipped``, ``empty_pages`` and how many quotes each rule matched.
         """
-        root = existing_path(
-            self.path, "dataset folder", "set dataset.path=<folder of .md/.txt files>"
-        )
+        fix = "set dataset.path=<folder of documents>"
+        root = existing_path(self.path, "dataset folder", fix)
         if not root.is_dir():
-            raise SituateError(f"{root}: not a folder; set dataset.path=<folder of .md/.txt files>")
-        documents = self._documents(root)
+            raise SituateError(f"{root}: not a folder; {fix}")
+        read = self._read(root)
+        documents = read.documents
+        notes = read.notes()
         qa_path = self._qa_path(root)
         questions: list[Question] = []
         if qa_path is not None:
-            resolver = GoldResolver(qa_path, root, documents, self.max_words, self.min_words)
+            resolver = GoldResolver(
+                qa_path, root, documents, self.max_words, self.min_words, self.quote_threshold
+            )
             questions = resolver.questions(read_json(qa_path, QA_EXPECTED))
-        return Corpus(name=self.name, documents=documents, questions=questions)
+            notes.update({f"quotes_{rule}": n for rule, n in sorted(resolver.rules.items())})
+        return Corpus(name=self.name, documents=documents, questions=questions, notes=notes)
 
-    def _documents(self, root: Path) -> list[Document]:
-        files = find_files(root)
-        if not files:
-            raise SituateError(f"{root}: no .md or .txt files found; add some or set dataset.path")
-        docs = []
-        for f in files:
-            text = read_document_text(f)
-            title = first_heading(text) or f.name
-            docs.append(Document(f.relative_to(root).as_posix(), text, title, str(f)))
-        return docs
+    def _read(self, root: Path) -> ReadResult:
+        read = self.reader.read_folder(root, unmentioned=("qa.json",))
+        log.info("%s: %d parsed, %d from the parse cache", root, read.parsed, read.cached)
+        return read
 
     def questions_file(self) -> Path:
         """Where the questions are read from: ``qa``, else ``<path>/qa.json``."""
@@ -167,6 +160,8 @@ class GoldResolver:
         The folder's documents.
     max_words, min_words
         ``MarkdownChunker`` settings for ``"file.md#N"`` references.
+    quote_threshold
+        Lowest fuzzy score (0-100) of an answer quote; ``rules`` counts the rule each quote matched by.
     """
 
     def __init__(
@@ -176,12 +171,18 @@ class GoldResolver:
         documents: list[Document],
         max_words: int,
         min_words: int,
+        quote_threshold: float = DEFAULT_THRESHOLD,
     ) -> None:
         self.qa_path = qa_path
         self.root = root
         self.docs = {d.doc_id: d for d in documents}
         self.chunker = MarkdownChunker(max_words=max_words, min_words=min_words)
         self._chunks: dict[str, list[Chunk]] = {}
+        self._finders = {d.doc_id: QuoteFinder(d.text, quote_threshold) for d in documents}
+        self._ref_suffixes = {Path(d).suffix.lower() for d in self.docs} | {
+            f".{s}" for s in DEFAULT_SUFFIXES
+        }
+        self.rules: Counter[QuoteRule] = Counter()
 
     def questions(self, records: Any) -> list[Question]:
         """Resolve every record of ``qa.json`` (a JSON list)."""
@@ -214,14 +215,16 @@ class GoldResolver:
                 'quote or {"path", "start", "end"} entry'
             )
         spans = tuple(self.span(f"{where}, gold {k}", entry) for k, entry in enumerate(gold))
-        quotes = [q for q in map(_quote, gold) if q is not None]
+        quotes = [q for q in map(self._quote, gold) if q is not None]
         answer = quotes[0] if quotes else ""
         return Question(qid=qid, text=text, gold=spans, answer=answer)
 
     def span(self, where: str, entry: Any) -> Span:
         """Resolve one gold entry into a Span."""
         if isinstance(entry, str):
-            ref = _CHUNK_REF.fullmatch(entry)
+            ref = self._reference(entry)
+            if ref is not None and ref.re is _PAGE_REF:
+                return self._page_span(where, ref.group(1), int(ref.group(2)))
             if ref is not None:
                 return self._chunk_span(where, ref.group(1), int(ref.group(2)))
             return self._quote_span(where, entry, None)
@@ -230,9 +233,24 @@ class GoldResolver:
         if isinstance(entry, dict) and {"path", "start", "end"} <= entry.keys():
             return self._offset_span(where, entry["path"], entry["start"], entry["end"])
         raise SituateError(
-            f'{where}: unrecognised gold entry {_short(entry)}; use "file.md#N", a quote string, '
-            '{"quote": ..., "path": ...} or {"path": ..., "start": ..., "end": ...}'
+            f'{where}: unrecognised gold entry {_short(entry)}; use "file.md#N", "file.pdf#page=N", '
+            'a quote string, {"quote": ..., "path": ...} or {"path": ..., "start": ..., "end": ...}'
         )
+
+    def _reference(self, entry: str) -> re.Match[str] | None:
+        """``file#page=N`` or ``file#N`` where ``file`` has a document suffix, else None (a quote)."""
+        for pattern in (_PAGE_REF, _CHUNK_REF):
+            ref = pattern.fullmatch(entry)
+            if ref is not None and Path(ref.group(1)).suffix.lower() in self._ref_suffixes:
+                return ref
+        return None
+
+    def _quote(self, entry: Any) -> str | None:
+        if isinstance(entry, dict) and isinstance(entry.get("quote"), str):
+            return entry["quote"]
+        if isinstance(entry, str) and self._reference(entry) is None:
+            return entry
+        return None
 
     def _document(self, where: str, path: Any) -> Document:
         key = str(path).replace("\\", "/").removeprefix("./")
@@ -240,7 +258,7 @@ class GoldResolver:
         if doc is None:
             example = next(iter(self.docs))
             raise SituateError(
-                f"{where}: unknown path {str(path)!r} (no such .md/.txt file under {self.root}); "
+                f"{where}: unknown path {str(path)!r} (no such document under {self.root}); "
                 f"use a path relative to the folder, e.g. {example!r}"
             )
         return doc
@@ -258,6 +276,26 @@ class GoldResolver:
         c = chunks[index]
         return Span(doc.doc_id, c.start, c.end, "span")
 
+    def _page_span(self, where: str, path: str, number: int) -> Span:
+        doc = self._document(where, path)
+        if not doc.pages:
+            raise SituateError(
+                f"{where}: {doc.doc_id} has no pages (only PDFs do); use "
+                f'"{doc.doc_id}#N" (a chunk), a quote or {{"path", "start", "end"}}'
+            )
+        if not 1 <= number <= len(doc.pages):
+            raise SituateError(
+                f"{where}: page {number} out of range: {doc.doc_id} has {len(doc.pages)} page(s); "
+                f"use #page=1..#page={len(doc.pages)}"
+            )
+        page = doc.pages[number - 1]
+        if page.start == page.end:
+            raise SituateError(
+                f"{where}: page {number} of {doc.doc_id} has no text (blank or scanned); "
+                "point the gold at a page with text or OCR the PDF"
+            )
+        return Span(doc.doc_id, page.start, page.end, "span")
+
     def _offset_span(self, where: str, path: Any, start: Any, end: Any) -> Span:
         doc = self._document(where, path)
         n = len(doc.text)
@@ -270,47 +308,45 @@ class GoldResolver:
         return Span(doc.doc_id, start, end, "span")
 
     def _quote_span(self, where: str, quote: Any, path: Any) -> Span:
-        if not isinstance(quote, str) or not quote:
+        if not isinstance(quote, str) or not quote.strip():
             raise SituateError(
                 f"{where}: empty or non-string quote {quote!r}; quote the answer text"
             )
-        if path is not None:
-            doc = self._document(where, path)
-            start = doc.text.find(quote)
-            if start < 0:
-                raise SituateError(
-                    f"{where}: quote {_short(quote)} matches no text in {doc.doc_id}; "
-                    'copy it exactly from the file or give {"path", "start", "end"}'
+        docs = [self._document(where, path)] if path is not None else list(self.docs.values())
+        for rule in RULES:
+            hits = [(d, m) for d in docs if (m := self._finders[d.doc_id].find(quote, rule))]
+            if len(hits) > 1 and rule == "fuzzy":
+                best = max(m.score for _, m in hits)
+                hits = [(d, m) for d, m in hits if m.score == best]
+            if len(hits) > 1:
+                files = ", ".join(d.doc_id for d, _ in hits[:3]) + (
+                    ", ..." if len(hits) > 3 else ""
                 )
-            return Span(doc.doc_id, start, start + len(quote), "answer_text")
-        hits = [(d, d.text.find(quote)) for d in self.docs.values()]
-        hits = [(d, s) for d, s in hits if s >= 0]
-        if not hits:
-            raise SituateError(
-                f"{where}: quote {_short(quote)} matches no text in any file; "
-                'copy it exactly from a file or give {"path", "start", "end"}'
-            )
-        if len(hits) > 1:
-            files = ", ".join(d.doc_id for d, _ in hits[:3]) + (", ..." if len(hits) > 3 else "")
-            raise SituateError(
-                f"{where}: quote {_short(quote)} is ambiguous: it occurs in {len(hits)} files "
-                f'({files}); write it as {{"quote": ..., "path": ...}}'
-            )
-        doc, start = hits[0]
-        return Span(doc.doc_id, start, start + len(quote), "answer_text")
+                raise SituateError(
+                    f"{where}: quote {_short(quote)} is ambiguous: it occurs in {len(hits)} files "
+                    f'({files}); write it as {{"quote": ..., "path": ...}}'
+                )
+            if hits:
+                doc, match = hits[0]
+                return self._quote_match(doc, match)
+        scope, source = (docs[0].doc_id, "the file") if path is not None else ("any file", "a file")
+        raise SituateError(
+            f"{where}: quote {_short(quote)} matches no text in {scope}; "
+            f'copy it exactly from {source} or give {{"path", "start", "end"}}'
+        )
 
-
-def _quote(entry: Any) -> str | None:
-    if isinstance(entry, dict) and isinstance(entry.get("quote"), str):
-        return entry["quote"]
-    if isinstance(entry, str) and _CHUNK_REF.fullmatch(entry) is None:
-        return entry
-    return None
+    def _quote_match(self, doc: Document, match: QuoteMatch) -> Span:
+        self.rules[match.rule] += 1
+        return Span(doc.doc_id, match.start, match.end, "answer_text")
 
 
 def _short(value: Any, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _is_int(value: Any) -> bool:

@@ -1,6 +1,10 @@
-"""SQuAD-format extractive QA (v1.1 and v2, e.g. COVID-QA): paragraphs become documents.
+"""SQuAD-format extractive QA (v1.1 and v2, e.g. COVID-QA): paragraphs or articles become documents.
 
-Each paragraph ``context`` becomes a :class:`~situate.records.Document`; each answerable question
+With ``document="paragraph"`` (the default) each paragraph ``context`` becomes a
+:class:`~situate.records.Document`; with ``document="article"`` each article (its paragraphs
+joined by a blank line) is one document and its paragraphs are the dataset's own chunks
+(``chunker=prechunked``) with their offsets in it, so a context can be written from the whole
+article. Each answerable question
 becomes a :class:`~situate.records.Question` whose gold is one character span per distinct answer
 span (``match="answer_text"``). Unanswerable questions (``is_impossible``) are skipped and counted.
 
@@ -12,14 +16,17 @@ does not occur there is a one-line :class:`~situate.errors.SituateError`.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from situate.datasets.base import existing_path, question_text, read_json, require_fields
 from situate.datasets.sample import sample_questions
 from situate.errors import SituateError
-from situate.records import Corpus, Document, Question, Span
+from situate.records import Chunk, Corpus, Document, Question, Span
 
+DOCUMENT_UNITS = ("paragraph", "article")
+PARAGRAPH_SEPARATOR = "\n\n"  # between the paragraphs of an article document
 _TITLE_MAX = 200  # a context's first line is used as its title only when shorter than this
 _PREVIEW = 40  # characters of an answer text quoted in error messages
 
@@ -54,6 +61,9 @@ class SquadLoader:
         in file order); see :mod:`situate.datasets.sample`.
     max_documents
         Keep only the first N paragraphs (and only the questions on them); None keeps all.
+    document
+        ``"paragraph"``: one document per paragraph; ``"article"``: one per article, its
+        paragraphs as pre-made chunks (chunk ids = the paragraph document ids).
     """
 
     def __init__(
@@ -65,7 +75,14 @@ class SquadLoader:
         max_documents: int | None = None,
         sample: str = "stratified",
         seed: int = 0,
+        document: str = "paragraph",
     ) -> None:
+        if document not in DOCUMENT_UNITS:
+            raise SituateError(
+                f"squad dataset: document={document!r} is invalid; use dataset.document=paragraph "
+                "or dataset.document=article"
+            )
+        self.document = document
         self.path = path
         self.name = name
         self.repair_window = repair_window
@@ -97,15 +114,22 @@ class SquadLoader:
                 if self.max_documents is not None and len(builder.documents) >= self.max_documents:
                     break
                 builder.add_paragraph(article, ai, pi, paragraph)
-        questions, sampled = sample_questions(
-            builder.questions, self.max_questions, self.sample, self.seed
+        corpus = Corpus(
+            name=self.name,
+            documents=builder.documents,
+            questions=builder.questions,
+            notes={
+                "offsets_repaired": builder.repaired,
+                "unanswerable_skipped": builder.unanswerable,
+            },
         )
-        notes: dict[str, int | str] = {
-            "offsets_repaired": builder.repaired,
-            "unanswerable_skipped": builder.unanswerable,
-        }
-        notes.update(sampled)
-        return Corpus(name=self.name, documents=builder.documents, questions=questions, notes=notes)
+        if self.document == "article":
+            corpus = articles_as_documents(corpus, builder.article_of)
+        # sampled after articles are made, so a sample is stratified over the documents a run sees
+        questions, sampled = sample_questions(
+            corpus.questions, self.max_questions, self.sample, self.seed
+        )
+        return replace(corpus, questions=questions, notes={**corpus.notes, **sampled})
 
 
 class _Builder:
@@ -120,6 +144,7 @@ class _Builder:
         self.qids: set[str] = set()
         self.repaired = 0
         self.unanswerable = 0
+        self.article_of: dict[str, int] = {}  # paragraph document id -> article index
 
     def add_paragraph(self, article: dict[str, Any], ai: int, pi: int, paragraph: Any) -> None:
         where = f"{self.path}: article {ai} paragraph {pi}"
@@ -135,6 +160,7 @@ class _Builder:
                 f"{self.path}: duplicate document id {doc_id!r}; give every paragraph its own document_id"
             )
         self.doc_ids.add(doc_id)
+        self.article_of[doc_id] = ai
         doc = Document(doc_id, context, _title(article, context), str(self.path))
         self.documents.append(doc)
         for k, qa in enumerate(_as_list(paragraph["qas"], f"{where} field qas")):
@@ -190,6 +216,54 @@ class _Builder:
         if found != start:
             self.repaired += 1
         return Span(doc.doc_id, found, found + len(text), match="answer_text")
+
+
+def articles_as_documents(corpus: Corpus, article_of: dict[str, int]) -> Corpus:
+    """One document per article from a corpus of paragraph documents.
+
+    Parameters
+    ----------
+    corpus
+        Paragraph documents (in file order) and their questions.
+    article_of
+        The article index of each paragraph document.
+
+    Returns
+    -------
+    Corpus
+        Article documents (id ``article-<index>``, the article's title), the paragraphs as
+        prechunks (id = paragraph document id, offsets into the article text) and every gold
+        span moved by its paragraph's offset.
+    """
+    groups: dict[int, list[Document]] = {}
+    for doc in corpus.documents:
+        groups.setdefault(article_of[doc.doc_id], []).append(doc)
+    documents: list[Document] = []
+    prechunks: list[Chunk] = []
+    moved: dict[str, tuple[str, int]] = {}  # paragraph id -> (article id, offset)
+    for ai, paragraphs in groups.items():
+        doc_id = f"article-{ai}"
+        pos = 0
+        for index, para in enumerate(paragraphs):
+            if index:
+                pos += len(PARAGRAPH_SEPARATOR)
+            moved[para.doc_id] = (doc_id, pos)
+            end = pos + len(para.text)
+            prechunks.append(
+                Chunk(para.doc_id, doc_id, index, pos, end, para.text, (), "prechunked")
+            )
+            pos = end
+        text = PARAGRAPH_SEPARATOR.join(p.text for p in paragraphs)
+        documents.append(Document(doc_id, text, paragraphs[0].title, paragraphs[0].source))
+
+    def move(g: Span) -> Span:
+        doc_id, offset = moved[g.doc_id]
+        return Span(doc_id, g.start + offset, g.end + offset, g.match)
+
+    questions = [
+        Question(q.qid, q.text, tuple(map(move, q.gold)), q.answer) for q in corpus.questions
+    ]
+    return Corpus(corpus.name, documents, questions, prechunks, dict(corpus.notes))
 
 
 def nearest_occurrence(context: str, text: str, start: int, window: int) -> int | None:

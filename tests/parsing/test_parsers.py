@@ -1,0 +1,290 @@
+"""Each parser on a small realistic file built in tmp_path: text, title, page spans, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hydra.utils import instantiate
+
+from document_fixtures import (
+    HANDBOOK_TEXT,
+    HANDBOOK_TITLE,
+    RATE_LIMITS_HTML,
+    RATE_LIMITS_TEXT,
+    REPORT_PAGES,
+    REPORT_TITLE,
+    build_encrypted_pdf,
+    build_handbook_docx,
+    build_image_only_pdf,
+    build_pdf,
+    build_report_pdf,
+)
+from situate.cli import CONF_DIR, compose
+from situate.errors import SituateError
+from situate.parsing.base import document_title, readable_name, sidecar_title
+from situate.parsing.docx import DocxParser
+from situate.parsing.html import HtmlParser
+from situate.parsing.markdown import MarkdownParser, front_matter_title
+from situate.parsing.pdf import PdfParser, metadata_title
+from situate.parsing.text import TextParser
+from situate.records import Page
+
+
+def error(parser, path: Path) -> str:
+    with pytest.raises(SituateError) as e:
+        parser.parse(path)
+    message = str(e.value)
+    assert "\n" not in message and message.startswith(f"{path}: ")
+    return message
+
+
+# ---------------------------------------------------------------- pdf
+
+
+def test_pdf_text_pages_and_metadata_title(tmp_path: Path) -> None:
+    parsed = PdfParser().parse(build_report_pdf(tmp_path / "report.pdf"))
+    assert parsed.text == "\n\n".join(REPORT_PAGES)
+    assert parsed.title == REPORT_TITLE
+    # page 1 = "Overview\nAcme sells anvils to coyotes." = 8 + 1 + 29 = 38 characters, then the
+    # 2-character separator; page 2 = 7 + 1 + 47 = 55 characters
+    assert parsed.pages == (Page(1, 0, 38), Page(2, 40, 95), Page(3, 97, 137))
+    for page, text in zip(parsed.pages, REPORT_PAGES, strict=True):
+        assert parsed.text[page.start : page.end] == text
+
+
+def test_pdf_page_separator_is_an_option(tmp_path: Path) -> None:
+    parsed = PdfParser(page_separator="\n\f\n").parse(build_report_pdf(tmp_path / "r.pdf"))
+    assert parsed.pages[1] == Page(2, 41, 96)
+    assert parsed.text[38:41] == "\n\f\n"
+
+
+def test_pdf_empty_page_is_an_empty_span(tmp_path: Path, caplog) -> None:
+    path = build_pdf(tmp_path / "gap.pdf", ["First page.", "", "Third page."])
+    parsed = PdfParser().parse(path)
+    assert parsed.text == "First page.\n\n\n\nThird page."
+    assert parsed.pages == (Page(1, 0, 11), Page(2, 13, 13), Page(3, 15, 26))
+    assert parsed.title == ""  # reportlab's default title "untitled" names nothing
+    assert f"{path}: page(s) 2 have no text (blank or scanned); kept as empty pages" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("title", "kept"),
+    [
+        ("Annual  Report", "Annual Report"),
+        ("untitled", ""),
+        ("Untitled-3", ""),
+        ("Microsoft Word - 10K_final.docx", ""),
+        ("report_v2.pdf", ""),
+        ("", ""),
+    ],
+)
+def test_pdf_placeholder_titles_name_nothing(title: str, kept: str) -> None:
+    assert metadata_title({"Title": title}) == kept
+
+
+def test_pdf_encrypted(tmp_path: Path) -> None:
+    path = build_encrypted_pdf(tmp_path / "locked.pdf")
+    assert error(PdfParser(), path) == (
+        f"{path}: encrypted PDF (a password is needed to read it); save a decrypted copy "
+        "(e.g. `qpdf --decrypt --password=... in.pdf out.pdf`) or remove it"
+    )
+
+
+def test_pdf_corrupt(tmp_path: Path) -> None:
+    path = tmp_path / "broken.pdf"
+    path.write_bytes(b"%PDF-1.4\n1 0 obj garbage")
+    assert error(PdfParser(), path) == (
+        f"{path}: not a readable PDF (damaged or not a PDF); re-export it from its source or "
+        "remove it"
+    )
+
+
+def test_pdf_without_text_layer(tmp_path: Path) -> None:
+    path = build_image_only_pdf(tmp_path / "scan.pdf", pages=2)
+    assert error(PdfParser(), path) == (
+        f"{path}: no text layer on any of its 2 page(s) (a scanned or image-only PDF); run OCR "
+        "on it first (e.g. `ocrmypdf in.pdf out.pdf`) or remove it"
+    )
+
+
+# ---------------------------------------------------------------- docx
+
+
+def test_docx_headings_lists_tables_and_core_title(tmp_path: Path) -> None:
+    parsed = DocxParser().parse(build_handbook_docx(tmp_path / "handbook.docx"))
+    assert parsed.text == HANDBOOK_TEXT
+    assert parsed.title == HANDBOOK_TITLE
+    assert parsed.pages == ()
+
+
+def test_docx_without_core_title_takes_the_first_heading(tmp_path: Path) -> None:
+    parsed = DocxParser().parse(build_handbook_docx(tmp_path / "h.docx", title=None))
+    assert parsed.title == "Leave policy"
+
+
+def test_docx_not_a_docx(tmp_path: Path) -> None:
+    path = tmp_path / "old.docx"
+    path.write_bytes(b"\xd0\xcf\x11\xe0 an old binary .doc")
+    assert error(DocxParser(), path) == (
+        f"{path}: not a readable .docx file (PackageNotFoundError); save it again from Word or "
+        "LibreOffice as .docx (not .doc) or remove it"
+    )
+
+
+# ---------------------------------------------------------------- html
+
+
+def test_html_main_content_as_markdown_without_boilerplate(tmp_path: Path) -> None:
+    path = tmp_path / "rate-limits.html"
+    path.write_text(RATE_LIMITS_HTML, encoding="utf-8")
+    parsed = HtmlParser().parse(path)
+    assert parsed.text == RATE_LIMITS_TEXT
+    assert "Getting started" not in parsed.text and "Copyright" not in parsed.text
+    assert parsed.title == "Rate limits"  # the first heading, not "Rate limits | Acme Docs"
+
+
+def test_html_title_element_when_there_is_no_heading(tmp_path: Path) -> None:
+    path = tmp_path / "page.htm"
+    path.write_text("<html><head><title>Release  notes</title></head><body><p>Fixed it.</p>")
+    parsed = HtmlParser().parse(path)
+    assert (parsed.text, parsed.title) == ("Fixed it.", "Release notes")
+
+
+def test_html_drop_is_an_option(tmp_path: Path) -> None:
+    path = tmp_path / "page.html"
+    path.write_text("<body><nav>Menu</nav><p>Body text.</p></body>")
+    assert HtmlParser().parse(path).text == "Body text."
+    assert HtmlParser(drop=["script"]).parse(path).text == "Menu\n\nBody text."
+
+
+def test_html_with_only_boilerplate(tmp_path: Path) -> None:
+    path = tmp_path / "nav.html"
+    path.write_text("<body><nav>Home | About</nav></body>")
+    assert "no text in the page's main content" in error(HtmlParser(), path)
+
+
+# ---------------------------------------------------------------- markdown and text
+
+
+def test_markdown_is_kept_as_is_title_first_heading_else_front_matter(tmp_path: Path) -> None:
+    path = tmp_path / "a.md"
+    text = "---\ntitle: 'Getting started'\n---\nIntro.\n\n## Install\n"
+    path.write_text(text, encoding="utf-8")
+    parsed = MarkdownParser().parse(path)
+    assert parsed.text == text
+    assert parsed.title == "Install"  # the first heading comes before front matter
+    path.write_text("---\ntitle: 'Getting started'\n---\nIntro only.\n", encoding="utf-8")
+    assert MarkdownParser().parse(path).title == "Getting started"
+    assert front_matter_title("Intro\n---\ntitle: x\n---\n") is None  # not at the start
+
+
+def test_text_is_kept_as_is_and_names_no_title(tmp_path: Path) -> None:
+    path = tmp_path / "3M_2018_10K.txt"
+    path.write_text("# not a heading in a text file\nRevenue.\n", encoding="utf-8")
+    parsed = TextParser().parse(path)
+    assert (parsed.text, parsed.title) == ("# not a heading in a text file\nRevenue.\n", "")
+    assert document_title(path, parsed) == "3M 2018 10K"
+
+
+def test_text_encoding_is_an_option(tmp_path: Path) -> None:
+    path = tmp_path / "latin.txt"
+    path.write_bytes("caf\u00e9".encode("latin-1"))
+    assert error(TextParser(), path) == (
+        f"{path}: not UTF-8 text (byte 3); convert it to UTF-8 or remove it"
+    )
+    assert TextParser(encoding="latin-1").parse(path).text == "caf\u00e9"
+
+
+def test_empty_text_file(tmp_path: Path) -> None:
+    path = tmp_path / "blank.md"
+    path.write_text(" \n\n")
+    assert (
+        error(MarkdownParser(), path)
+        == f"{path}: empty file (no text); add text to it or remove it"
+    )
+
+
+# ---------------------------------------------------------------- titles
+
+
+@pytest.mark.parametrize(
+    ("name", "title"),
+    [
+        ("3M_2018_10K.txt", "3M 2018 10K"),
+        ("rate limits  v2.md", "rate limits v2"),
+        ("notes.md", "notes"),
+        ("___.txt", "___.txt"),  # nothing readable: the file name itself
+    ],
+)
+def test_readable_name(name: str, title: str) -> None:
+    assert readable_name(Path(name)) == title
+
+
+def test_sidecar_title_comes_before_the_file_name(tmp_path: Path) -> None:
+    path = tmp_path / "3M_2018_10K.txt"
+    path.write_text("Revenue.\n")
+    (tmp_path / "3M_2018_10K.txt.meta.json").write_text('{"title": "3M  Form 10-K (2018)"}')
+    assert sidecar_title(path) == "3M Form 10-K (2018)"
+    assert document_title(path, TextParser().parse(path)) == "3M Form 10-K (2018)"
+    (tmp_path / "3M_2018_10K.txt.meta.json").write_text('{"name": "x"}')
+    with pytest.raises(SituateError, match=r'meta\.json: no "title" string'):
+        sidecar_title(path)
+
+
+# ---------------------------------------------------------------- config group
+
+
+PARSER_OPTIONS = sorted(p.stem for p in (CONF_DIR / "parser").glob("*.yaml"))
+
+
+def test_every_format_has_a_parser_option() -> None:
+    assert PARSER_OPTIONS == ["docx", "html", "markdown", "pdf", "text"]
+
+
+@pytest.mark.parametrize("option", PARSER_OPTIONS)
+def test_folder_dataset_composes_every_parser_with_its_options(option: str) -> None:
+    cfg = compose(["dataset=folder", "dataset.path=/data/notes"])
+    parser = instantiate(cfg.dataset.parsers[option])
+    assert parser.name == option
+    assert parser.identity()["parser"] == option
+
+
+def test_parser_options_are_settable_from_the_command_line() -> None:
+    cfg = compose(
+        [
+            "dataset=folder",
+            "dataset.path=/data/notes",
+            "dataset.parsers.pdf.page_separator=' '",
+            "parser@dataset.parsers.html=text",
+            "+dataset.suffixes.rst=text",
+        ]
+    )
+    loader = instantiate(cfg.dataset)
+    assert loader.reader.parsers["pdf"].page_separator == " "
+    assert isinstance(loader.reader.parsers["html"], TextParser)
+    assert loader.reader.suffixes["rst"] == "text"
+
+
+def test_docx_merged_cell_is_written_once_and_pipes_escaped(tmp_path: Path) -> None:
+    import docx
+
+    document = docx.Document()
+    table = document.add_table(rows=2, cols=3)
+    table.cell(0, 0).merge(table.cell(0, 1)).text = "Region"
+    table.cell(0, 2).text = "Sales"
+    for k, value in enumerate(["EU", "a|b", "7"]):
+        table.cell(1, k).text = value
+    path = tmp_path / "merged.docx"
+    document.save(str(path))
+    assert DocxParser().parse(path).text == (
+        "| Region | Sales |\n| --- | --- |\n| EU | a\\|b | 7 |"
+    )
+
+
+def test_html_links_keep_their_text_only(tmp_path: Path) -> None:
+    path = tmp_path / "links.html"
+    path.write_text(
+        '<p>See <a href="https://example.com/x">the guide</a> <img src="a.png" alt="x">.</p>'
+    )
+    assert HtmlParser().parse(path).text == "See the guide ."
