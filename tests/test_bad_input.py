@@ -555,16 +555,17 @@ def test_another_server_fails_the_probe():
         )
 
 
-def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
+def interrupted_run(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
+    """A run stopped by SIGINT while it waits on a provider that never answers."""
     notes = write_notes(tmp_path / "notes")
     env = {**os.environ, "SITUATE_DATA_DIR": str(DATA_DIR), **NO_KEYS}
     env["ANTHROPIC_API_KEY"] = "stalled-provider-key"
     env.pop("MLFLOW_TRACKING_URI", None)
     with StalledProvider() as provider:
         args = [
-            "run", "tracking=none", f"output_dir={tmp_path / 'out'}", *NOTES,
+            "run", f"output_dir={tmp_path / 'out'}", *NOTES,
             f"dataset.path={notes}", "context=llm", "llm=claude_haiku_5_5",
-            f"llm.base_url={provider.url}",
+            f"llm.base_url={provider.url}", *extra,
         ]  # fmt: skip
         proc = subprocess.Popen(
             [sys.executable, "-m", "situate.cli", *args],
@@ -573,13 +574,29 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
         try:
             assert provider.called.wait(timeout=300), "the run never called the provider"
             proc.send_signal(signal.SIGINT)  # the run is now waiting on the provider's answer
-            _, stderr = proc.communicate(timeout=120)
+            stdout, stderr = proc.communicate(timeout=120)
         finally:
             if proc.poll() is None:
                 proc.kill()
-    assert proc.returncode == 130, stderr
-    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
-    assert [line for line in stderr.splitlines() if line.strip()][-1] == INTERRUPTED
+    return subprocess.CompletedProcess(args, proc.returncode, stdout, stderr)
+
+
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
+    proc = interrupted_run(tmp_path, "tracking=none")
+    assert proc.returncode == 130, proc.stderr
+    assert "Traceback" not in proc.stderr and "KeyboardInterrupt" not in proc.stderr
+    assert [line for line in proc.stderr.splitlines() if line.strip()][-1] == INTERRUPTED
+
+
+def test_ctrl_c_in_a_sweep_leaves_its_runs_killed_not_running(tmp_path):
+    from mlflow.tracking import MlflowClient
+
+    proc = interrupted_run(tmp_path, "-m", "fusion=rrf,dense_only", "tracking=mlflow", "study=stop")
+    assert proc.returncode == 130, proc.stderr
+    client = MlflowClient(f"sqlite:///{tmp_path / 'out' / 'mlflow.db'}")
+    runs = client.search_runs([client.get_experiment_by_name("stop").experiment_id])
+    statuses = {r.data.tags.get("sweep", "job"): r.info.status for r in runs}
+    assert statuses == {"true": "KILLED", "job": "KILLED"}  # the first job, then the parent
 
 
 def test_missing_api_key_names_the_variable(tmp_path):

@@ -41,9 +41,15 @@ class Tracker(Protocol):
         ...
 
     def end_parent(
-        self, run_id: str, jobs: int, failed_jobs: int, text_artifacts: Mapping[str, str]
+        self,
+        run_id: str,
+        jobs: int,
+        failed_jobs: int,
+        text_artifacts: Mapping[str, str],
+        interrupted: bool = False,
     ) -> None:
-        """Close a sweep's parent: FAILED only when every job failed."""
+        """Close a sweep's parent: KILLED when the sweep was interrupted, else FAILED only when
+        every job failed."""
         ...
 
 

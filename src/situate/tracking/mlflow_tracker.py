@@ -161,15 +161,21 @@ class MlflowTracker:
         jobs: int,
         failed_jobs: int,
         text_artifacts: Mapping[str, str],
+        interrupted: bool = False,
     ) -> None:
-        """Close a sweep's parent: FAILED only when every job failed; ``failed_jobs`` tags it."""
+        """Close a sweep's parent: KILLED when the sweep was interrupted (Ctrl-C), else FAILED only
+        when every job failed; ``failed_jobs`` tags it."""
         client = self._client().MlflowClient()
         client.log_metric(run_id, "jobs", float(jobs))
         client.log_metric(run_id, "jobs_failed", float(failed_jobs))
         client.set_tag(run_id, "failed_jobs", str(failed_jobs))
         for name, text in text_artifacts.items():
             client.log_text(run_id, text, name)
-        client.set_terminated(run_id, "FAILED" if jobs and failed_jobs == jobs else "FINISHED")
+        if interrupted:
+            status = "KILLED"
+        else:
+            status = "FAILED" if jobs and failed_jobs == jobs else "FINISHED"
+        client.set_terminated(run_id, status)
 
     @contextlib.contextmanager
     def run(
@@ -189,6 +195,8 @@ class MlflowTracker:
             yield active.info.run_id
             status = "FINISHED"
         except BaseException as e:  # Ctrl-C too: the run says why it stopped
+            if isinstance(e, KeyboardInterrupt):
+                status = "KILLED"  # stopped by the user, not failed
             line = one_line_error(e)
             mlflow.set_tag(ERROR_TAG, _cut(line))
             mlflow.log_text(line + "\n", ERROR_FILE)

@@ -17,7 +17,7 @@ class NoTracker:
     def start_parent(self, name: str, params: Mapping[str, str], tags: Mapping[str, str]) -> None:
         return None
 
-    def end_parent(self, run_id, jobs, failed_jobs, text_artifacts) -> None:
+    def end_parent(self, run_id, jobs, failed_jobs, text_artifacts, interrupted=False) -> None:
         pass
 
     @contextlib.contextmanager

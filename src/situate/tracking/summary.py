@@ -52,6 +52,7 @@ class ResultsTable(Callback):
         if parent:
             sweep.mkdir(parents=True, exist_ok=True)
             (sweep / PARENT_FILE).write_text(parent)
+            SWEEP_UNDER_WAY.append(config)
 
     def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
         folder = Path(config.hydra.run.dir)
@@ -59,20 +60,37 @@ class ResultsTable(Callback):
             print_next_steps(config, folder)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        SWEEP_UNDER_WAY.clear()
         sweep = Path(config.hydra.sweep.dir)
         files = sorted(sweep.glob(f"*/{RESULT_FILE}"), key=_job_number)
         table = print_results(files)
         if table is not None:
             print_next_steps(config, sweep)
-        parent_file = sweep / PARENT_FILE
-        if parent_file.exists() and config.get("tracking") is not None:
-            from hydra.utils import instantiate
+        close_parent(config, files, table or "")
 
-            rows = [json.loads(f.read_text()) for f in files]
-            failed = sum(1 for r in rows if r.get("error"))
-            instantiate(config.tracking).end_parent(
-                parent_file.read_text().strip(), len(rows), failed, {"results.txt": table or ""}
-            )
+
+# the config of a sweep whose parent run is open (Ctrl-C skips on_multirun_end: see interrupted())
+SWEEP_UNDER_WAY: list[DictConfig] = []
+
+
+def close_parent(config: DictConfig, files: list[Path], table: str, interrupted: bool = False):
+    """End the sweep's parent run with its jobs' outcome (``results.txt``: the table)."""
+    parent_file = Path(config.hydra.sweep.dir) / PARENT_FILE
+    if parent_file.exists() and config.get("tracking") is not None:
+        rows = [json.loads(f.read_text()) for f in files]
+        failed = sum(1 for r in rows if r.get("error"))
+        _tracker(config).end_parent(
+            parent_file.read_text().strip(), len(rows), failed, {"results.txt": table}, interrupted
+        )
+
+
+def interrupted() -> None:
+    """Ctrl-C during a sweep: its parent run is KILLED with the jobs that finished, not left
+    RUNNING (Hydra calls no callback on an interrupt)."""
+    while SWEEP_UNDER_WAY:
+        config = SWEEP_UNDER_WAY.pop()
+        files = sorted(Path(config.hydra.sweep.dir).glob(f"*/{RESULT_FILE}"), key=_job_number)
+        close_parent(config, files, "", interrupted=True)
 
 
 def _tracker(config: DictConfig):
