@@ -254,12 +254,14 @@ def test_rerank_scores_of_one_endpoint_are_not_served_to_another(tmp_path, monke
 
 
 def test_a_run_after_an_emulator_run_needs_the_real_apis(cookbook_dir, tmp_path):
+    from mlflow.tracking import MlflowClient
+
     from conftest import run_cli
     from test_cli import assert_one_line_error
 
     keys = {"ANTHROPIC_API_KEY": KEY, "OPENAI_API_KEY": KEY, "CO_API_KEY": KEY}
     common = ["context=llm", "llm=claude_haiku_5_5", "embedder=openai_small", "reranker=cohere"]
-    common += ["reranker.pool=5", "tracking=none", f"output_dir={tmp_path}"]
+    common += ["reranker.pool=5", f"output_dir={tmp_path}", "study=endpoints"]
     common += ["dataset.max_documents=2", "eval.ks=[5]"]
     with (
         AnthropicEmulator(api_key=KEY, ttft=0.0) as anthropic,
@@ -271,9 +273,15 @@ def test_a_run_after_an_emulator_run_needs_the_real_apis(cookbook_dir, tmp_path)
             "embedder": f"embedder.base_url={openai.url}/v1",
             "reranker": f"reranker.base_url={cohere.url}",
         }
-        proc = run_cli("run", *common, *at.values(), env=keys)
+        proc = run_cli("run", *common, *at.values(), "tracking=mlflow", env=keys)
         assert proc.returncode == 0, proc.stderr
         assert "to write with claude-haiku-5-5 at " + anthropic.url in proc.stderr + proc.stdout
+        (run,) = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}").search_runs(["1"])
+        assert {k: v for k, v in run.data.tags.items() if k.startswith("endpoint.")} == {
+            "endpoint.context": anthropic.url,
+            "endpoint.embedder": f"{openai.url}/v1",
+            "endpoint.reranker": cohere.url,
+        }  # the run's page says whose answers it scored
         no_keys = {k: "" for k in keys}
         # each stage in turn pointed at the real API: nothing the emulators wrote is served
         for stage, variable in [
@@ -282,7 +290,7 @@ def test_a_run_after_an_emulator_run_needs_the_real_apis(cookbook_dir, tmp_path)
             ("reranker", "CO_API_KEY"),
         ]:
             others = [v for s, v in at.items() if s != stage]
-            proc = run_cli("run", *common, *others, env=no_keys)
+            proc = run_cli("run", *common, *others, "tracking=none", env=no_keys)
             assert_one_line_error(proc, variable)
         shown = run_cli("contexts", "show", *common[:2], f"output_dir={tmp_path}", env=no_keys)
         assert shown.returncode == 0, shown.stderr

@@ -199,6 +199,7 @@ def run_job(cfg: DictConfig) -> dict:
     try:
         parent = parent_run_id(hc.sweep.dir) if hc.mode == RunMode.MULTIRUN else None
         pipeline = build_pipeline(cfg)  # a bad parameter stops here, before a run is opened
+        tags.update(pipeline.endpoints())  # an emulator's run says so on its page
         with tracker.run(name, params, tags, parent_run_id=parent) as run_id:
             row["run_id"] = run_id
             try:

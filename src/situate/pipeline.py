@@ -102,6 +102,15 @@ class Pipeline:
             reranker, BlobStore(Path(cache_dir) / "rerank.sqlite", "scores"), unverified_cache
         )
 
+    def endpoints(self) -> dict[str, str]:
+        """``endpoint.<stage>``: the API endpoint each API-backed stage's answers come from."""
+        found = {
+            "context": self.context.endpoint,
+            "embedder": self.embedder.identity().get("endpoint", ""),
+            "reranker": self.reranker.identity().get("endpoint", ""),
+        }
+        return {f"endpoint.{stage}": url for stage, url in found.items() if url}
+
     def prepare(
         self, timings: dict[str, float], require_questions: bool = False
     ) -> tuple[Corpus, list[Chunk], list[Context]]:

@@ -16,6 +16,8 @@ class Contextualizer(Protocol):
     """Writes one ``Context`` per chunk, in chunk order."""
 
     name: str
+    # the API endpoint its contexts come from ("" when none does: no context, a rule, a file)
+    endpoint: str
 
     def contextualize(self, corpus: Corpus, chunks: list[Chunk]) -> list[Context]: ...
 

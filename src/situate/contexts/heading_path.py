@@ -101,6 +101,7 @@ class HeadingPathContext(Placement):
     """
 
     name = "heading_path"
+    endpoint = ""
 
     def __init__(
         self,

@@ -8,6 +8,7 @@ from situate.records import Chunk, Context, Corpus
 
 class NoContext(Placement):
     name = "none"
+    endpoint = ""
 
     def contextualize(self, corpus: Corpus, chunks: list[Chunk]) -> list[Context]:
         return [Context(c.chunk_id, "") for c in chunks]

@@ -35,6 +35,7 @@ class ReplayContext(Placement):
     """
 
     name = "replay"
+    endpoint = ""  # recorded contexts; who wrote them is `written_by`
 
     def __init__(
         self,
