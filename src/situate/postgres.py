@@ -161,6 +161,7 @@ class Postgres:
         INDEX``) and returns the number of rows; the registry row commits with them.
         """
         if self.registered(conn, name):
+            log.info("postgres: table %s.%s is built already", self.schema, name)
             return False
         from psycopg import sql
 
@@ -170,6 +171,7 @@ class Postgres:
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", [int(key[:15], 16)])
                 if self.registered(conn, name):  # another process built it while we waited
+                    log.info("postgres: table %s.%s was built meanwhile", self.schema, name)
                     return False
                 conn.execute(
                     sql.SQL("DELETE FROM {} WHERE name = %s").format(self.qualified(REGISTRY)),
@@ -193,6 +195,7 @@ class Postgres:
                 )
         except psycopg.Error as e:
             raise self.error(f"build table {self.schema}.{name}", e) from None
+        log.info("postgres: built table %s.%s (%d rows)", self.schema, name, rows)
         return True
 
     def _prepare(self, conn, extension: str | None) -> None:
@@ -237,12 +240,14 @@ class Postgres:
         variable = f"${self.dsn_env}" if os.environ.get(self.dsn_env) else "the data_dir"
         if isinstance(e, errors.ReadOnlySqlTransaction):
             fix = f"it is read-only (a replica?): point ${self.dsn_env} at the primary"
+        elif action.startswith("create extension") and isinstance(
+            e, errors.FeatureNotSupported | errors.UndefinedFile | errors.UndefinedObject
+        ):
+            fix = "the extension is not installed on that server: install it there (pgvector)"
+        elif action.startswith("create extension") and isinstance(e, errors.InsufficientPrivilege):
+            fix = f"ask an admin of that server to run CREATE EXTENSION {action.split()[-1]} there"
         elif isinstance(e, errors.InsufficientPrivilege):
             fix = "the role lacks the privilege: grant it, or use a role that has it"
-        elif action.startswith("create extension") and isinstance(
-            e, (errors.FeatureNotSupported, errors.UndefinedFile, errors.UndefinedObject)
-        ):
-            fix = "the extension is not installed on that server: install pgvector there"
         elif "password authentication failed" in detail or "no password supplied" in detail:
             fix = f"fix the user or password in {variable}"
         elif action == "connect" and isinstance(e, psycopg.OperationalError):
@@ -381,6 +386,7 @@ class EmbeddedServer:
                 "--locale-provider=builtin", "--builtin-locale=C.UTF-8",
                 "--auth-local=trust", "--auth-host=scram-sha-256",
             )  # fmt: skip
+        _wait_reaped(self.pgdata)
         sockets = _socket_dir(self.root)
         if as_root:
             shutil.chown(sockets, SYSTEM_USER, SYSTEM_USER)
@@ -463,13 +469,38 @@ def _postmaster(pgdata: Path) -> dict[str, Any] | None:
 
 
 def _alive(pid: int) -> bool:
+    """A live process (not a zombie: a killed server nobody reaped still has its pid)."""
+    import psutil
+
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
-        return True
-    return True
+
+
+def _wait_reaped(pgdata: Path, limit: float = 60.0) -> None:
+    """Wait for a killed server's zombie to be reaped: Postgres will not start while its old pid
+    in ``postmaster.pid`` still answers signals (as a zombie's does)."""
+    import time
+
+    import psutil
+
+    try:
+        pid = int((pgdata / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                return
+        except psutil.NoSuchProcess:
+            return
+        time.sleep(0.05)
+    raise SituateError(
+        f"the embedded Postgres in {pgdata.parent}: its killed server (pid {pid}) was never "
+        "reaped, so Postgres cannot start again; end or reap that process and run again"
+    )
 
 
 def _socket_dir(root: Path) -> Path:

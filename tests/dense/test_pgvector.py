@@ -108,7 +108,7 @@ def test_ef_search_is_query_time_and_shares_the_table(pg: dict) -> None:
     assert a.identity() == b.identity()
     a.build(VECTORS)
     b.build(VECTORS)
-    assert a._table == b._table
+    assert a.table == b.table
 
 
 @pytest.mark.parametrize(

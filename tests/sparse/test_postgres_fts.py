@@ -46,7 +46,7 @@ def test_normalization_divides_by_document_length(pg: dict) -> None:
     assert plain.identity() == by_length.identity()  # query time: one table for both
     plain.build(DOCS)
     by_length.build(DOCS)
-    assert plain._table == by_length._table
+    assert plain.table == by_length.table
     # doc 1 has 3 words (dogs chase cats): 2.0 / 3; doc 0 has 3 lexemes (the, on: stop words)
     out = by_length.search(["cats and dogs"], depth=2)
     assert out.scores[0].tolist() == pytest.approx([2.0 / 3, 1.0 / 3])

@@ -97,7 +97,7 @@ class PgvectorIndex:
         self.maintenance_work_mem, self.extension = maintenance_work_mem, extension
         self.server = Postgres(dsn_env, data_dir, listen, schema)
         self._conn = None
-        self._table: str | None = None
+        self.table: str | None = None  # the table's name in the schema, once built or loaded
         self._vectors: np.ndarray | None = None
         self._n, self._dim = 0, 0
 
@@ -128,10 +128,10 @@ class PgvectorIndex:
         self._vectors = vectors
 
     def save(self, folder: Path) -> None:
-        if self._table is None or self._vectors is None:
+        if self.table is None or self._vectors is None:
             raise SituateError("dense=pgvector: nothing to save; build an index first")
         np.save(Path(folder) / VECTORS_FILE, self._vectors)
-        write_manifest(folder, self._table, self._key, self._n, dim=self._dim)
+        write_manifest(folder, self.table, self._key, self._n, dim=self._dim)
 
     def load(self, folder: Path) -> None:
         manifest = read_manifest(folder, "dense=pgvector")
@@ -148,7 +148,7 @@ class PgvectorIndex:
             conn, name, key, self.identity(), lambda c: self._create(c, name, vectors()),
             extension=self.extension,
         )  # fmt: skip
-        self._table, self._key, self._n, self._dim = name, key, n, dim
+        self.table, self._key, self._n, self._dim = name, key, n, dim
         try:
             if self.index == "hnsw":
                 conn.execute(f"SET hnsw.ef_search = {self.ef_search}")
@@ -215,7 +215,7 @@ class PgvectorIndex:
     # --- search ---------------------------------------------------------------------------------
 
     def search(self, queries: np.ndarray, depth: int) -> Rankings:
-        if self._table is None:
+        if self.table is None:
             raise SituateError("dense=pgvector: search before build or load; build an index first")
         from psycopg import sql
 
@@ -230,7 +230,7 @@ class PgvectorIndex:
             "ORDER BY distance{tie} LIMIT %s"
         ).format(
             op=sql.SQL(operator), type=sql.SQL(self.vector_type),
-            table=self.server.qualified(self._table), tie=tie_break,
+            table=self.server.qualified(self.table), tie=tie_break,
         )  # fmt: skip
         conn, rows = self._connection(), []
         try:
@@ -242,14 +242,14 @@ class PgvectorIndex:
                 scores = 1.0 - distances if self.metric == "cosine" else -distances
                 rows.append(sort_desc(ids, scores))
         except Exception as e:
-            raise self.server.error(f"search table {self._table}", e) from None
+            raise self.server.error(f"search table {self.table}", e) from None
         return Rankings.from_rows(rows, k)
 
     def sizes(self) -> dict[str, int]:
         """Bytes on disk of the table (with its index) and of its index alone."""
         from psycopg import sql
 
-        table = sql.Literal(f"{self.server.schema}.{self._table}")
+        table = sql.Literal(f"{self.server.schema}.{self.table}")
         total, indexes = (
             self._connection()
             .execute(

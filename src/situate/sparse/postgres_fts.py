@@ -83,7 +83,7 @@ class PostgresFtsEngine:
         self.separate_context = self.context_field
         self.server = Postgres(dsn_env, data_dir, listen, schema)
         self._conn = None
-        self._table: str | None = None
+        self.table: str | None = None  # the table's name in the schema, once built or loaded
         self._texts: tuple[list[str], list[str] | None] | None = None
         self._n = 0
 
@@ -111,13 +111,13 @@ class PostgresFtsEngine:
         self._texts = (list(texts), None if contexts is None else list(contexts))
 
     def save(self, folder: Path) -> None:
-        if self._table is None or self._texts is None:
+        if self.table is None or self._texts is None:
             raise SituateError("sparse=postgres_fts: nothing to save; build an index first")
         texts, contexts = self._texts
         (Path(folder) / TEXTS_FILE).write_text(
             json.dumps({"texts": texts, "contexts": contexts}, ensure_ascii=False)
         )
-        write_manifest(folder, self._table, self._key, self._n)
+        write_manifest(folder, self.table, self._key, self._n)
 
     def load(self, folder: Path) -> None:
         manifest = read_manifest(folder, "sparse=postgres_fts")
@@ -135,7 +135,7 @@ class PostgresFtsEngine:
         self.server.ensure_table(
             conn, name, key, self.identity(), lambda c: self._create(c, name, *texts())
         )
-        self._table, self._key, self._n = name, key, n
+        self.table, self._key, self._n = name, key, n
 
     def _connection(self):
         if self._conn is None or self._conn.closed:
@@ -178,7 +178,7 @@ class PostgresFtsEngine:
 
     def search(self, queries: list[str], depth: int) -> Rankings:
         """Top ``depth`` chunks per query; chunks that share no lexeme with it are left out."""
-        if self._table is None:
+        if self.table is None:
             raise SituateError(
                 "sparse=postgres_fts: search before build or load; build an index first"
             )
@@ -194,7 +194,7 @@ class PostgresFtsEngine:
             "FROM {table}, q WHERE tsv @@ q.query ORDER BY score DESC, id LIMIT %(k)s"
         ).format(
             lang=sql.Literal(self.language), rank=sql.Identifier(self.rank),
-            table=self.server.qualified(self._table),
+            table=self.server.qualified(self.table),
         )  # fmt: skip
         conn, rows = self._connection(), []
         try:
@@ -210,7 +210,7 @@ class PostgresFtsEngine:
                     )
                 )
         except Exception as e:
-            raise self.server.error(f"search table {self._table}", e) from None
+            raise self.server.error(f"search table {self.table}", e) from None
         return Rankings.from_rows(rows, k)
 
     def close(self) -> None:
