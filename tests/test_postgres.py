@@ -3,6 +3,7 @@ read-only replica, a builder or the server killed mid-build, two builders of one
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -268,3 +269,40 @@ def test_server_killed_mid_build_is_one_line_and_a_rerun_recovers() -> None:
     finally:
         server.release()
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_cli_run_on_the_cookbook_slice_embedded_then_by_dsn(cookbook_dir: Path, pg_server: dict):
+    """``situate run dense=pgvector sparse=postgres_fts``: first on the embedded server it starts
+    and stops itself, then on a user's server by DSN, which gets the tables from the cached
+    index folders; the DSN's password reaches no output."""
+    from conftest import run_cli
+
+    output = Path(tempfile.mkdtemp(prefix="situate-pg-cli-"))
+    args = ("run", "dataset.max_documents=3", "dense=pgvector", "sparse=postgres_fts")
+    try:
+        embedded = run_cli(*args, "tracking=none", f"output_dir={output}")
+        assert embedded.returncode == 0, embedded.stderr[-3000:]
+        said = embedded.stdout + embedded.stderr
+        assert "started the embedded server" in said
+        assert "stopped the embedded server" in said
+        assert not (output / "postgres" / "data" / "postmaster.pid").exists()
+        by_dsn = run_cli(
+            *args, f"output_dir={output}", "study=pg", env={"SITUATE_PG_DSN": pg_server["dsn"]}
+        )
+        assert by_dsn.returncode == 0, by_dsn.stderr[-3000:]
+        said_by_dsn = by_dsn.stdout + by_dsn.stderr
+        assert "started the embedded server" not in said_by_dsn
+        assert said_by_dsn.count("postgres: built table situate.") == 2
+        first, second = sorted(output.glob("runs/*/*/result.json"), key=os.path.getmtime)
+        m1 = json.loads(first.read_text())["metrics"]
+        m2 = json.loads(second.read_text())["metrics"]
+        assert m2["texts_embedded"] == 0  # vectors and index folders came from the cache
+        assert m1["pass_at_10"] == m2["pass_at_10"] > 0
+        assert m1["mrr"] == m2["mrr"]
+        password = pg_server["dsn"].split(":")[2].split("@")[0]
+        assert password not in said + said_by_dsn
+        for path in (p for p in output.rglob("*") if p.is_file()):
+            assert password.encode() not in path.read_bytes(), path
+    finally:
+        shutil.rmtree(output, ignore_errors=True)
