@@ -125,3 +125,15 @@ def test_ef_search_is_query_time_and_shares_the_table(pg: dict) -> None:
 def test_bad_parameters_are_one_line(kwargs: dict, words: str) -> None:
     with pytest.raises(SituateError, match=words.replace("(", r"\(").replace(")", r"\)")):
         PgvectorIndex(**kwargs)
+
+
+def test_the_index_is_used_even_on_a_small_table(pg: dict) -> None:
+    vectors = random_unit(300, 8, seed=10)
+    # an HNSW scan yields at most ef_search rows; a sequential scan would give all 20
+    hnsw = PgvectorIndex(index="hnsw", ef_search=5, **pg)
+    hnsw.build(vectors)
+    assert (hnsw.search(vectors[:3], depth=20).ids >= 0).sum(axis=1).tolist() == [5, 5, 5]
+    # IVFFlat probing 1 of 30 lists sees about a thirtieth of the rows, far fewer than 300
+    ivf = PgvectorIndex(index="ivfflat", lists=30, probes=1, **pg)
+    ivf.build(vectors)
+    assert ((ivf.search(vectors[:3], depth=300).ids >= 0).sum(axis=1) < 100).all()

@@ -154,6 +154,8 @@ class PgvectorIndex:
                 conn.execute(f"SET hnsw.ef_search = {self.ef_search}")
             elif self.index == "ivfflat":
                 conn.execute(f"SET ivfflat.probes = {self.probes}")
+            if self.index != "exact":  # the index, even where a scan of a small table is cheaper
+                conn.execute("SET enable_seqscan = off")
         except Exception as e:
             raise self.server.error("set the search parameters", e) from None
 
