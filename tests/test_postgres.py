@@ -77,6 +77,18 @@ def test_unreachable_server_is_one_line_without_the_password(monkeypatch) -> Non
     assert "s3cret-pw" not in message
 
 
+@pytest.mark.parametrize(
+    "dsn", ["postgresql//app:leak-pw@db.example/app", "host=x password=leak-pw x"]
+)
+def test_a_malformed_dsn_is_one_line_and_not_echoed(dsn: str, monkeypatch) -> None:
+    monkeypatch.setenv("SITUATE_PG_DSN", dsn)
+    with pytest.raises(SituateError) as e:
+        PostgresFtsEngine().build(["a text"])
+    message = one_line(e)
+    assert message.startswith("$SITUATE_PG_DSN is not a valid Postgres connection string")
+    assert "leak-pw" not in message
+
+
 def test_wrong_password_over_tcp_is_one_line(pg_server: dict, admin, monkeypatch) -> None:
     admin.execute("CREATE ROLE app_user LOGIN PASSWORD 'right-password'")
     dsn = f"postgresql://app_user:wrong-password@127.0.0.1:{pg_server['port']}/postgres"

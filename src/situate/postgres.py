@@ -112,6 +112,15 @@ class Postgres:
         psycopg = _psycopg()
         dsn = os.environ.get(self.dsn_env)
         if dsn:
+            try:
+                from psycopg.conninfo import conninfo_to_dict
+
+                conninfo_to_dict(dsn)
+            except psycopg.Error:  # its message quotes the DSN, password and all: not shown
+                raise SituateError(
+                    f"${self.dsn_env} is not a valid Postgres connection string; set it to "
+                    "postgresql://user:password@host:port/database (or key=value pairs)"
+                ) from None
             params: dict[str, Any] = {"conninfo": dsn}
             secret = _password_of(dsn)
         else:
@@ -234,7 +243,8 @@ class Postgres:
         if isinstance(e, SituateError):
             return e
         detail = _first_line(e)
-        for hidden in filter(None, (secret, _password_of(os.environ.get(self.dsn_env, "")))):
+        dsn = os.environ.get(self.dsn_env, "")
+        for hidden in filter(None, (dsn, secret, _password_of(dsn))):
             detail = detail.replace(hidden, "***")
         where = self.where()
         variable = f"${self.dsn_env}" if os.environ.get(self.dsn_env) else "the data_dir"
