@@ -72,7 +72,7 @@ def test_unreachable_server_is_one_line_without_the_password(monkeypatch) -> Non
     with pytest.raises(SituateError) as e:
         PgvectorIndex().build(VECTORS)
     message = one_line(e)
-    assert message.startswith("Postgres: cannot connect on the server in $SITUATE_PG_DSN")
+    assert message.startswith("Postgres: cannot connect to the server in $SITUATE_PG_DSN")
     assert "check the server is running and reachable" in message
     assert "s3cret-pw" not in message
 

@@ -269,7 +269,8 @@ class Postgres:
             fix = "the server went away mid-way; nothing half-built is kept: run again"
         else:
             fix = "see the server's log"
-        return SituateError(f"Postgres: cannot {action} on {where} ({detail}); {fix}")
+        preposition = "to" if action == "connect" else "on"
+        return SituateError(f"Postgres: cannot {action} {preposition} {where} ({detail}); {fix}")
 
 
 def _first_line(e: BaseException) -> str:

@@ -119,6 +119,7 @@ def test_ef_search_is_query_time_and_shares_the_table(pg: dict) -> None:
         ({"metric": "l2"}, "dense.metric='l2' is not one of cosine, inner_product"),
         ({"ef_search": 0}, "dense.ef_search=0 must be a positive integer"),
         ({"listen": "udp"}, "listen='udp' is not one of socket, tcp"),
+        ({"maintenance_work_mem": "1GB; DROP"}, "dense.maintenance_work_mem='1GB; DROP' is not a"),
         ({"schema": "My Schema"}, "schema='My Schema' is not a plain Postgres name"),
     ],
 )

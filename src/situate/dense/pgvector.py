@@ -11,6 +11,7 @@ quantization for nearest neighbor search", IEEE TPAMI 2011 (the inverted file, w
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import numpy as np
@@ -91,6 +92,11 @@ class PgvectorIndex:
         ):
             if int(value) < 1:
                 raise SituateError(f"dense.{key}={value} must be a positive integer")
+        if not re.fullmatch(r"\d+\s*(kB|MB|GB|TB)?", str(maintenance_work_mem)):
+            raise SituateError(
+                f"dense.maintenance_work_mem={maintenance_work_mem!r} is not a Postgres memory "
+                "size; write e.g. 512MB or 2GB"
+            )
         self.index, self.vector_type, self.metric = index, vector_type, metric
         self.m, self.ef_construction = int(m), int(ef_construction)
         self.ef_search, self.lists, self.probes = int(ef_search), int(lists), int(probes)
