@@ -128,12 +128,13 @@ def test_bad_parameters_are_one_line(kwargs: dict, words: str) -> None:
         PgvectorIndex(**kwargs)
 
 
-def test_the_index_is_used_even_on_a_small_table(pg: dict) -> None:
+def test_the_index_is_used_even_on_a_small_table(pg: dict, caplog) -> None:
     vectors = random_unit(300, 8, seed=10)
     # an HNSW scan yields at most ef_search rows; a sequential scan would give all 20
     hnsw = PgvectorIndex(index="hnsw", ef_search=5, **pg)
     hnsw.build(vectors)
     assert (hnsw.search(vectors[:3], depth=20).ids >= 0).sum(axis=1).tolist() == [5, 5, 5]
+    assert "ef_search=5 is below the depth asked (20)" in caplog.text
     # IVFFlat probing 1 of 30 lists sees about a thirtieth of the rows, far fewer than 300
     ivf = PgvectorIndex(index="ivfflat", lists=30, probes=1, **pg)
     ivf.build(vectors)

@@ -11,6 +11,7 @@ quantization for nearest neighbor search", IEEE TPAMI 2011 (the inverted file, w
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from pathlib import Path
 
@@ -24,6 +25,7 @@ INDEXES = ("exact", "hnsw", "ivfflat")
 VECTOR_TYPES = ("vector", "halfvec")
 METRICS = {"cosine": ("<=>", "cosine"), "inner_product": ("<#>", "ip")}  # operator, opclass part
 VECTORS_FILE = "vectors.npy"
+log = logging.getLogger(__name__)
 _COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + b"\x00\x00\x00\x00" + b"\x00\x00\x00\x00"
 _COPY_TRAILER = b"\xff\xff"
 
@@ -106,6 +108,7 @@ class PgvectorIndex:
         self.table: str | None = None  # the table's name in the schema, once built or loaded
         self._vectors: np.ndarray | None = None
         self._n, self._dim = 0, 0
+        self._warned = False
 
     def identity(self) -> dict:
         """What the table holds: index type and build parameters (not ef_search or probes)."""
@@ -231,6 +234,13 @@ class PgvectorIndex:
         k = max(0, min(int(depth), self._n))
         if k == 0:
             return Rankings.from_rows([(np.zeros(0, np.int64), np.zeros(0))] * len(queries), k)
+        if self.index == "hnsw" and k > self.ef_search and not self._warned:
+            log.warning(
+                "dense=pgvector: ef_search=%d is below the depth asked (%d); an HNSW scan returns "
+                "at most ef_search rows, so lists come back short: raise dense.ef_search",
+                self.ef_search, k,
+            )  # fmt: skip
+            self._warned = True
         operator = METRICS[self.metric][0]
         tie_break = sql.SQL(", id") if self.index == "exact" else sql.SQL("")
         query = sql.SQL(
