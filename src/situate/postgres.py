@@ -163,25 +163,25 @@ class Postgres:
         identity: dict,
         create: Callable[[Any], int],
         extension: str | None = None,
-    ) -> bool:
-        """Make table ``name`` unless it is built already; return True when this call built it.
+    ) -> None:
+        """Make table ``name`` unless it is built already (by this process or another).
 
         ``create(conn)`` runs inside the transaction (``CREATE TABLE``, ``COPY``, ``CREATE
         INDEX``) and returns the number of rows; the registry row commits with them.
         """
-        if self.registered(conn, name):
-            log.info("postgres: table %s.%s is built already", self.schema, name)
-            return False
         from psycopg import sql
 
         psycopg = _psycopg()
         try:
+            if self.registered(conn, name):
+                log.info("postgres: table %s.%s is built already", self.schema, name)
+                return
             self._prepare(conn, extension)
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", [int(key[:15], 16)])
                 if self.registered(conn, name):  # another process built it while we waited
                     log.info("postgres: table %s.%s was built meanwhile", self.schema, name)
-                    return False
+                    return
                 conn.execute(
                     sql.SQL("DELETE FROM {} WHERE name = %s").format(self.qualified(REGISTRY)),
                     [name],
@@ -205,7 +205,6 @@ class Postgres:
         except psycopg.Error as e:
             raise self.error(f"build table {self.schema}.{name}", e) from None
         log.info("postgres: built table %s.%s (%d rows)", self.schema, name, rows)
-        return True
 
     def _prepare(self, conn, extension: str | None) -> None:
         """The schema, the registry and ``extension``, once, under a lock of their own."""

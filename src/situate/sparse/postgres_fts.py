@@ -143,7 +143,10 @@ class PostgresFtsEngine:
         return self._conn
 
     def _check_language(self, conn) -> None:
-        found = [r[0] for r in conn.execute("SELECT cfgname FROM pg_ts_config ORDER BY 1")]
+        try:
+            found = [r[0] for r in conn.execute("SELECT cfgname FROM pg_ts_config ORDER BY 1")]
+        except Exception as e:
+            raise self.server.error("list the text search configurations", e) from None
         if self.language not in found:
             raise SituateError(
                 f"sparse.language={self.language!r}: {self.server.where()} has no such text "
