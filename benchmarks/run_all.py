@@ -10,6 +10,8 @@ Pieces, each in its own process (its output streams through), in this order:
 3. query_path.py     RRF + metrics for 248 questions; per-query latency by retriever, +/- a
                      cross-encoder (on the grid's warm cache)
 4. encode.py         chunks/s through CachedEmbeddings against the raw SentenceTransformer encode
+4b. parse.py         parser=pdf pages/s on 500 generated pages (cold and warm parse cache), and a
+                     34 MB folder of 74 filings: load, chunker=markdown, chunker=fixed
 5. contextualize.py  737 chunks against the in-process Anthropic emulator, two schedules
 6. sweeps.py         the naive notebook script on the same 12 configurations, Pass@k compared
 7. scale.py          faiss flat / HNSW and bm25s at 10k, 100k and 1M chunks
@@ -106,7 +108,7 @@ def pct(v, signed: bool = False) -> str:
 def build(
     pieces: dict, started: str, load_start, wall: float, budget: float, load_end=None
 ) -> tuple[dict, str]:
-    sw, qp, en, cx, cs, sc, pv = (
+    sw, qp, en, cx, cs, sc, pv, pa = (
         read(n)
         for n in (
             "sweeps",
@@ -116,6 +118,7 @@ def build(
             "cold_start",
             "scale",
             "pgvector_scale",
+            "parse",
         )  # fmt: skip
     )
     summary: dict = {
@@ -200,6 +203,15 @@ def build(
             add(s, f"{label}, ef_search {ef}: recall@10 vs exact", f"{tag}_ef{ef}_recall_at_10", e["recall_at_10_vs_exact"], f" (p50 {q['p50_ms']:.1f} ms, p95 {q['p95_ms']:.1f} ms)", cmd)  # fmt: skip
     for k in pv.get("skipped", []):
         add(s, f"pgvector {k['variant']} {k['n']:,}: skipped", None, k["reason"], "", cmd)
+
+    s = "4c. document parsing (generated PDFs and a filings-sized folder)"
+    cmd = "python benchmarks/parse.py"
+    pdf, filings = pa.get("pdf") or {}, pa.get("filings") or {}
+    add(s, f"parser=pdf, {pdf.get('pages')} pages, cold parse cache", "parse_pdf_pages_per_second", pdf.get("cold_pages_per_s"), " pages/s", cmd)  # fmt: skip
+    add(s, "the same, parse cache warm", "parse_pdf_warm_pages_per_second", pdf.get("warm_pages_per_s"), " pages/s", cmd)  # fmt: skip
+    add(s, f"dataset=folder load, {filings.get('files')} files, {filings.get('mb')} MB, cold", "parse_folder_load_cold_seconds", filings.get("load_cold_seconds"), " s", cmd)  # fmt: skip
+    add(s, "chunker=markdown on that folder", "parse_folder_markdown_seconds", filings.get("markdown_seconds"), " s", cmd)  # fmt: skip
+    add(s, "chunker=fixed (token offsets) on that folder", "parse_folder_fixed_seconds", filings.get("fixed_tokens_seconds"), " s", cmd)  # fmt: skip
 
     s = "5. contextualization (emulator, ttft 0.2 s, concurrency 4)"
     for tag, label in (("first_alone", "first call alone"), ("all_at_once", "all at once")):
@@ -310,6 +322,7 @@ def main() -> int:
     cache = work / "grid" / "cache"
     ok &= run_piece("query_path", [f"{B}/query_path.py", *(["--cache", str(cache)] if cache.is_dir() else [])], pieces) is not None  # fmt: skip
     ok &= run_piece("encode", [f"{B}/encode.py"], pieces) is not None
+    ok &= run_piece("parse", [f"{B}/parse.py"], pieces) is not None
     ok &= run_piece("contextualize", [f"{B}/contextualize.py"], pieces) is not None
     if situate_ok:
         deadline = epoch0 + ns.budget - ns.scale_reserve
