@@ -84,6 +84,8 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
             ]
             + [f"recall_at_{k}" for k in ks]
             + [f"pass_at_{k}" for k in ks]
+            + [f"precision_at_{k}" for k in ks]
+            + ["average_precision"]
         )
         for r in result.evaluation.per_question:
             w.writerow(
@@ -97,7 +99,10 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
                 ]
                 + [f"{r.recall[k]:.4f}" for k in ks]
                 + [f"{r.passed[k]:.4f}" for k in ks]
+                + [f"{r.precision[k]:.4f}" for k in ks]
+                + [f"{r.average_precision:.4f}"]
             )
+    write_trec_files(folder, result, tag=str(cfg.study))
     if result.costs is not None and result.costs.per_call:
         (folder / "llm_calls.json").write_text(json.dumps(result.costs.per_call, indent=1))
     flagged = [
@@ -130,6 +135,30 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
                 )
 
 
+def write_trec_files(folder: Path, result: RunResult, tag: str) -> None:
+    """``run.trec`` and ``qrels.txt`` (:mod:`situate.evaluation.trec`), and ``chunks.jsonl``: the
+    text of every chunk they name, which ``situate judge`` pools and judges."""
+    from situate.evaluation.trec import write_qrels, write_run
+
+    per_question = result.evaluation.per_question
+    write_run(folder / "run.trec", [(r.qid, r.top_ids) for r in per_question], tag)
+    write_qrels(
+        folder / "qrels.txt", {r.qid: dict.fromkeys(r.relevant_ids, 1) for r in per_question}
+    )
+    named = {c for r in per_question for c in (*r.top_ids, *r.relevant_ids)}
+    with open(folder / "chunks.jsonl", "w", encoding="utf-8") as f:
+        for c in result.chunks:
+            if c.chunk_id in named:
+                row = {
+                    "chunk_id": c.chunk_id,
+                    "doc_id": c.doc_id,
+                    "start": c.start,
+                    "end": c.end,
+                    "text": c.text,
+                }
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
 def run_job(cfg: DictConfig) -> dict:
     """Run one composed config, track it, and return the row the results table prints."""
     hc = HydraConfig.get()
@@ -143,6 +172,7 @@ def run_job(cfg: DictConfig) -> dict:
     if not uses_llm:
         for g in LLM_GROUPS:
             resolved.pop(g, None)
+    resolved.pop("judge", None)  # `situate judge`'s settings: not part of a run
     params = flatten(resolved)
     tags = {
         **{g: str(v) for g, v in choices.items()},
