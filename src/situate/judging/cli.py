@@ -15,18 +15,25 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from situate.errors import SituateError
+
+if TYPE_CHECKING:
+    from situate.judging.judge import Judge
+    from situate.judging.pool import Arm, Pool
+    from situate.report.collect import Study
 
 
 @dataclass
 class Judging:
     """A study, its arms, the judge and the pool, as both ``judge`` and ``estimate`` need them."""
 
-    study: object
-    arms: list
-    judge: object
-    pool: object
+    study: Study
+    arms: list[Arm]
+    judge: Judge
+    pool: Pool
+    reports: Path  # outputs/reports/<study>
 
 
 def prepare(overrides: list[str], all_runs: bool = False) -> Judging:
@@ -40,7 +47,7 @@ def prepare(overrides: list[str], all_runs: bool = False) -> Judging:
     study = study_of(cfg, all_runs=all_runs)
     arms = load_arms(study)
     pool = build_pool(study, arms, judge.depth, judge.agreement_pairs, judge.seed)
-    return Judging(study, arms, judge, pool)
+    return Judging(study, arms, judge, pool, Path(str(cfg.output_dir)) / "reports" / study.name)
 
 
 def _parser(prog: str, description: str) -> argparse.ArgumentParser:
@@ -97,8 +104,8 @@ def main(args: list[str]) -> int:
     if ns.stored_only:
         from situate.judging.judge import JudgeRun
 
-        run = JudgeRun(j.judge.stored(pairs), from_store=0)
-        run.from_store = len(run.judgments)
+        stored = j.judge.stored(pairs)
+        run = JudgeRun(stored, from_store=len(stored))
     else:
         run = j.judge.judge(pairs)
     grades = {
@@ -112,15 +119,9 @@ def main(args: list[str]) -> int:
 
         print_agreement(j, grades, run)
         return 0
-    out = Path(ns.out) if ns.out else _default_out(ns.overrides, j.study.name)
+    out = Path(ns.out) if ns.out else j.reports
     score_and_write(j, grades, run, len(by_hand), out, ns.permutations, ns.seed)
     return 0
-
-
-def _default_out(overrides: list[str], study: str) -> Path:
-    from situate.cli import compose
-
-    return Path(str(compose(overrides).output_dir)) / "reports" / study
 
 
 def _by_hand(j: Judging, qrels: dict, path: str) -> dict[tuple[str, str], int]:

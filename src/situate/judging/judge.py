@@ -115,9 +115,6 @@ class Judge:
     def ttl(self) -> str:
         return getattr(self.llm, "cache_ttl", "5m")
 
-    def identity(self) -> dict:
-        return {**self.llm.identity(), "prompt": self.prompt_hash}
-
     def key(self, pair: Pair) -> str:
         return JudgeStore.key(self.llm.identity(), self.prompt_hash, pair.question, pair.text)
 

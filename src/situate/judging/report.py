@@ -115,7 +115,10 @@ def print_agreement(j, grades, run) -> None:
 
 def _agreement_line(j, agree: Agreement) -> str:
     return (
-        f"agreement of {j.judge.llm.model} with gold: {_pct(agree.gold_judged_relevant)}% of "
+        f"agreement of {j.judge.llm.model}"
+        + (f" at {j.judge.endpoint}" if j.judge.endpoint else "")
+        + " with gold: "
+        f"{_pct(agree.gold_judged_relevant)}% of "
         f"{agree.n_gold} gold chunks judged relevant (grade >= {j.judge.relevant_from}), "
         f"{_pct(agree.other_judged_relevant)}% of {agree.n_other} pooled chunks without gold; "
         f"Cohen's kappa {agree.kappa:.3f}"
@@ -283,7 +286,8 @@ def estimate_lines(j, counter: str = "auto") -> list[str]:
         f"judging study {j.study.name} with {price.model}"
         + (f" at {judge.endpoint}" if judge.endpoint else ""),
         f"  pairs: {len(j.pool.pairs)} pooled (top {judge.depth} of {len(j.arms)} arm(s) over "
-        f"{len(j.pool.questions)} questions) + {extra} agreement-sample pairs = {len(pairs)}; "
+        f"{len(j.pool.questions)} questions) + {extra} agreement-sample pairs: {len(pairs)} "
+        "distinct (pairs of one question text and one chunk text are judged once); "
         f"{len(stored)} stored already, {len(todo)} to judge",
         f"  input tokens: {n_in:,} ({how})",
         f"  output tokens: {len(todo)} pairs x judge.max_tokens {judge.max_tokens} = {n_out:,} "
