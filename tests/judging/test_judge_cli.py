@@ -125,7 +125,7 @@ def test_the_local_model_judges_the_study_offline(study: Path, tmp_path: Path):
     over = [*STUDY, f"output_dir={study}", "judge=local", "llm=local_smollm2"]
     # a pool of each arm's top chunk and a 4-pair agreement sample: about 30 calls on one thread
     proc = run_cli(
-        "judge", *over, "judge.depth=1", "judge.agreement_pairs=4", "--permutations", "200",
+        "judge", *over, "judge.depth=1", "judge.agreement_pairs=4", "--permutations", "200", "--all-runs",
         "--out", str(tmp_path), env={"HF_HUB_OFFLINE": "1"},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]

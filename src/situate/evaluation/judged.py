@@ -1,7 +1,8 @@
 """Scoring ranked chunks against graded judgments of a pool (0 = unrelated ... 3 = answers).
 
 For one question, ``grades`` is the judged grade of each ranked chunk, best first (None where
-the chunk was not judged), and ``pool`` every grade judged for the question. A chunk is relevant
+the chunk was not judged), and ``pool`` every grade judged for the question (the pool's, and any
+other pair graded for it, so that no ranking scores above 1). A chunk is relevant
 when its grade is at least ``relevant_from``.
 
 - ``judged_ndcg_at_k``: graded nDCG@k, gain = the grade (trec_eval's ndcg_cut on graded qrels),

@@ -49,11 +49,12 @@ def score_and_write(j, grades, run, n_by_hand: int, out: Path, permutations: int
     from situate.report.compare import compare_study
 
     study, judge, ks = j.study, j.judge, j.study.ks
+    # the ideal ranking and recall's denominator: every grade known for the question (the pool,
+    # the agreement sample, hand grades), so no arm can score above 1
     pool_grades: dict[str, list[int]] = {}
-    for p in j.pool.pairs:
-        g = grades.get((p.qid, p.text))
+    for (qid, _), g in grades.items():
         if g is not None:
-            pool_grades.setdefault(p.qid, []).append(g)
+            pool_grades.setdefault(qid, []).append(g)
     depth = max(ks)
     for arm in j.arms:
         for row in arm.run.questions:
