@@ -17,6 +17,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from situate.errors import SituateError, SituateExit
+from situate.evaluation.trec import write_trec_files
 from situate.pipeline import Pipeline, RunResult
 from situate.store import atomic_write_bytes, atomic_write_text
 from situate.tracking.base import flatten
@@ -102,7 +103,7 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
                 + [f"{r.precision[k]:.4f}" for k in ks]
                 + [f"{r.average_precision:.4f}"]
             )
-    write_trec_files(folder, result, tag=str(cfg.study))
+    write_trec_files(folder, result.evaluation.per_question, result.chunks, tag=str(cfg.study))
     if result.costs is not None and result.costs.per_call:
         (folder / "llm_calls.json").write_text(json.dumps(result.costs.per_call, indent=1))
     flagged = [
@@ -133,30 +134,6 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
                     )
                     + "\n"
                 )
-
-
-def write_trec_files(folder: Path, result: RunResult, tag: str) -> None:
-    """``run.trec`` and ``qrels.txt`` (:mod:`situate.evaluation.trec`), and ``chunks.jsonl``: the
-    text of every chunk they name, which ``situate judge`` pools and judges."""
-    from situate.evaluation.trec import write_qrels, write_run
-
-    per_question = result.evaluation.per_question
-    write_run(folder / "run.trec", [(r.qid, r.top_ids) for r in per_question], tag)
-    write_qrels(
-        folder / "qrels.txt", {r.qid: dict.fromkeys(r.relevant_ids, 1) for r in per_question}
-    )
-    named = {c for r in per_question for c in (*r.top_ids, *r.relevant_ids)}
-    with open(folder / "chunks.jsonl", "w", encoding="utf-8") as f:
-        for c in result.chunks:
-            if c.chunk_id in named:
-                row = {
-                    "chunk_id": c.chunk_id,
-                    "doc_id": c.doc_id,
-                    "start": c.start,
-                    "end": c.end,
-                    "text": c.text,
-                }
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 def run_job(cfg: DictConfig) -> dict:

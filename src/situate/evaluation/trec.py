@@ -11,10 +11,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from situate.errors import SituateError
+
+if TYPE_CHECKING:
+    from situate.evaluation.evaluate import QuestionResult
+    from situate.records import Chunk
 
 Qrels = dict[str, dict[str, int]]
 
@@ -81,3 +87,20 @@ def read_run(path: str | Path) -> dict[str, list[str]]:
             )
         rows.setdefault(parts[0], []).append((int(parts[3]), parts[2]))
     return {qid: [c for _, c in sorted(r)] for qid, r in rows.items()}
+
+
+def write_trec_files(
+    folder: Path, per_question: Sequence[QuestionResult], chunks: Sequence[Chunk], tag: str
+) -> None:
+    """A run's ``run.trec`` and ``qrels.txt``, and ``chunks.jsonl``: the text of every chunk
+    they name, which ``situate judge`` pools and judges."""
+    write_run(folder / "run.trec", [(r.qid, r.top_ids) for r in per_question], tag)
+    write_qrels(
+        folder / "qrels.txt", {r.qid: dict.fromkeys(r.relevant_ids, 1) for r in per_question}
+    )
+    named = {c for r in per_question for c in (*r.top_ids, *r.relevant_ids)}
+    with open(folder / "chunks.jsonl", "w", encoding="utf-8") as f:
+        for c in chunks:
+            if c.chunk_id in named:
+                row = {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "start": c.start, "end": c.end}
+                f.write(json.dumps({**row, "text": c.text}, ensure_ascii=False) + "\n")

@@ -2,7 +2,7 @@
 
 Each finished run of a study left ``run.trec`` (its ranking), ``qrels.txt`` (its gold, where the
 data set has some) and ``chunks.jsonl`` (the text of every chunk those name) in MLflow
-(:func:`situate.app.write_trec_files`). A pair is a question and a chunk *text*: arms whose
+(:func:`situate.evaluation.trec.write_trec_files`). A pair is a question and a chunk *text*: arms whose
 chunkers give one text the same or different ids share its judgment.
 """
 

@@ -65,7 +65,9 @@ def score_and_write(j, grades, run, n_by_hand: int, out: Path, permutations: int
                     pool_grades.get(row["qid"], []), ks, judge.relevant_from,
                 )
             )  # fmt: skip
-    metrics = judged_names(ks) + gold_names(ks, study.baseline.questions[0])
+    metrics = judged_names(ks)
+    if any(arm.gold for arm in j.arms):  # gold metrics beside the judged ones where gold exists
+        metrics += gold_names(ks, study.baseline.questions[0])
     # coverage is reported, not tested: it is 0 for every pooled arm
     tested = [m for m in metrics if not m.startswith("unjudged_")]
     sc = compare_study(study, permutations=permutations, seed=seed, metrics=tested)
