@@ -238,7 +238,7 @@ def _print(j, sc, agree, run, md: Path) -> None:
 
     k = max(sc.study.ks)
     shown = [f"judged_ndcg_at_{k}", f"judged_recall_at_{k}", f"unjudged_at_{k}", f"recall_at_{k}"]
-    shown = [m for m in shown if m in sc.metrics]
+    shown = [m for m in shown if sc.summaries and m in sc.summaries[0].means]
     table = Table(title=f"{sc.study.name}: judged by {j.judge.llm.model}")
     table.add_column("configuration")
     for m in shown:
