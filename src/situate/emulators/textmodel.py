@@ -184,3 +184,27 @@ def situating_answer(document: str, request: str, prefill: str = "") -> str:
     if answer.startswith(prefill) and len(answer) > len(prefill):
         return answer[len(prefill) :]
     return f" {terms}."
+
+
+# -- a stand-in for an LLM that grades relevance ---------------------------------------------
+
+
+def content_words(text: str) -> set[str]:
+    """Words of 3 letters or more, stopwords and numbers left out."""
+    return {w for w in words(text) if len(w) >= 3 and w not in _STOPWORDS and not w.isdigit()}
+
+
+def grading_answer(request: str) -> str | None:
+    """A relevance grade for a request holding ``<question>`` and ``<passage>`` blocks (a judge
+    prompt, see :mod:`situate.judging.prompt`), else None.
+
+    The grade is the share of the question's content words found in the passage: 3 from 3/4, 2
+    from 1/2, 1 from 1/4, else 0. Deterministic and plausible (a passage sharing the question's
+    words is more likely to answer it), and no judgment of meaning: an emulator.
+    """
+    question, passage = tagged(request, "question"), tagged(request, "passage")
+    if question is None or passage is None:
+        return None
+    asked = content_words(question)
+    share = len(asked & content_words(passage)) / len(asked) if asked else 0.0
+    return str(sum(share >= cut for cut in (0.25, 0.5, 0.75)))

@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from situate.errors import SituateError
-from situate.evaluation.metrics import first_hit_rank, ndcg_at_k, recall_at_k, reciprocal_rank
+from situate.evaluation.metrics import (
+    average_precision,
+    first_hit_rank,
+    ndcg_at_k,
+    precision_at_k,
+    recall_at_k,
+    reciprocal_rank,
+)
 from situate.rankings import Rankings
 from situate.records import Chunk, Corpus, Span
 
@@ -25,6 +32,9 @@ class QuestionResult:
     ndcg: dict[int, float]
     reciprocal_rank: float
     first_relevant_rank: int | None
+    precision: dict[int, float] = field(default_factory=dict)
+    average_precision: float = 0.0
+    relevant_ids: list[str] = field(default_factory=list)  # chunks overlapping a gold span
 
 
 @dataclass
@@ -50,6 +60,8 @@ class Evaluator:
     - ``failure_rate_at_k`` = 1 - ``recall_at_k`` (what Anthropic's post charts).
     - ``mrr``: reciprocal rank of the first relevant chunk within ``max(ks)``.
     - ``ndcg_at_k``: binary relevance (chunk overlaps any gold span).
+    - ``precision_at_k``: relevant chunks in the top k / k; ``map``: mean average precision
+      within ``max(ks)`` (trec_eval's P_k and map on the run's qrels, see :mod:`.trec`).
     """
 
     def __init__(self, ks: Sequence[int] = (5, 10, 20)):
@@ -128,7 +140,8 @@ class Evaluator:
                 dtype=bool,
             ).reshape(len(q.gold), len(ids))
             any_relevant = overlap.any(axis=0)
-            n_relevant = len(np.unique(np.concatenate(relevant[qi]))) if relevant[qi] else 0
+            gold_rows = np.unique(np.concatenate(relevant[qi])) if relevant[qi] else []
+            n_relevant = len(gold_rows)
             first = first_hit_rank(any_relevant[None, :])[0]
             results.append(
                 QuestionResult(
@@ -141,6 +154,9 @@ class Evaluator:
                     ndcg={k: ndcg_at_k(any_relevant, n_relevant, k) for k in self.ks},
                     reciprocal_rank=reciprocal_rank(any_relevant),
                     first_relevant_rank=None if np.isinf(first) else int(first),
+                    precision={k: precision_at_k(any_relevant, k) for k in self.ks},
+                    average_precision=average_precision(any_relevant, n_relevant),
+                    relevant_ids=[chunks[r].chunk_id for r in gold_rows],
                 )
             )
         metrics = self.aggregate(results)
@@ -159,6 +175,8 @@ class Evaluator:
             metrics[f"failure_rate_at_{k}"] = 1.0 - recall
             metrics[f"pass_at_{k}"] = float(np.mean([r.passed[k] for r in results]))
             metrics[f"ndcg_at_{k}"] = float(np.mean([r.ndcg[k] for r in results]))
+            metrics[f"precision_at_{k}"] = float(np.mean([r.precision[k] for r in results]))
+        metrics["map"] = float(np.mean([r.average_precision for r in results]))
         metrics["mrr"] = float(np.mean([r.reciprocal_rank for r in results]))
         metrics["n_questions"] = float(len(results))
         return metrics

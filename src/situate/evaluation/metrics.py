@@ -43,3 +43,27 @@ def ndcg_at_k(relevant: np.ndarray, n_relevant: int, k: int) -> float:
     dcg = float(np.sum(gains / np.log2(np.arange(2, len(gains) + 2))))
     ideal = sum(1.0 / math.log2(r + 1) for r in range(1, min(k, n_relevant) + 1))
     return dcg / ideal if ideal else 0.0
+
+
+def precision_at_k(relevant: np.ndarray, k: int) -> float:
+    """Relevant chunks in the top ``k`` / ``k`` (trec_eval's P_k: a short list still divides by k)."""
+    return float(np.sum(relevant[:k])) / k
+
+
+def average_precision(relevant: np.ndarray, n_relevant: int) -> float:
+    """Mean over the ``n_relevant`` relevant chunks of the precision at the rank of each one
+    retrieved (a relevant chunk not retrieved adds 0): trec_eval's AP over the ranked list given."""
+    if not n_relevant:
+        return 0.0
+    ranks = np.flatnonzero(relevant) + 1.0
+    return float(np.sum(np.arange(1, len(ranks) + 1) / ranks)) / n_relevant
+
+
+def graded_ndcg_at_k(gains: np.ndarray, ideal_gains: np.ndarray, k: int) -> float:
+    """nDCG@k with graded gains (trec_eval's ndcg_cut: gain = the grade, 1/log2(rank + 1)
+    discount); the ideal ranking sorts ``ideal_gains`` (every judged grade of the question)."""
+    gains = np.asarray(gains, dtype=float)[:k]
+    ideal = np.sort(np.asarray(ideal_gains, dtype=float))[::-1][:k]
+    dcg = float(np.sum(gains / np.log2(np.arange(2, len(gains) + 2))))
+    idcg = float(np.sum(ideal / np.log2(np.arange(2, len(ideal) + 2))))
+    return dcg / idcg if idcg > 0 else 0.0

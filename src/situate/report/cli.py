@@ -43,11 +43,25 @@ def main(args: list[str]) -> int:
     from omegaconf import OmegaConf
 
     from situate.cli import compose
-    from situate.report.collect import load_study
     from situate.report.compare import compare_study
     from situate.report.render import write_report
 
     cfg = compose(ns.overrides)
+    data = study_of(cfg, all_runs=ns.all_runs)
+    headline = OmegaConf.select(cfg, "report.headline")
+    sc = compare_study(data, permutations=ns.permutations, seed=ns.seed, headline=headline)
+    out = Path(ns.out) if ns.out else Path(str(cfg.output_dir)) / "reports" / data.name
+    html, md = write_report(sc, out)
+    _summary(sc, html, md)
+    return 0
+
+
+def study_of(cfg, all_runs: bool = False):
+    """The study of a composed config (``study``, ``baseline``) read from its MLflow store."""
+    from omegaconf import OmegaConf
+
+    from situate.report.collect import load_study
+
     study = str(cfg.study)
     baseline = cfg.get("baseline")
     baseline = OmegaConf.to_container(baseline, resolve=True) if baseline is not None else None
@@ -56,14 +70,7 @@ def main(args: list[str]) -> int:
             f"study {study}: baseline={baseline!r} must be a mapping of config groups to options, "
             "e.g. baseline={arm:baseline}"
         )
-    uri = tracking_uri(cfg, study)
-    data = load_study(study, baseline, uri, all_runs=ns.all_runs)
-    headline = OmegaConf.select(cfg, "report.headline")
-    sc = compare_study(data, permutations=ns.permutations, seed=ns.seed, headline=headline)
-    out = Path(ns.out) if ns.out else Path(str(cfg.output_dir)) / "reports" / study
-    html, md = write_report(sc, out)
-    _summary(sc, html, md)
-    return 0
+    return load_study(study, baseline, tracking_uri(cfg, study), all_runs=all_runs)
 
 
 def tracking_uri(cfg, study: str) -> str:

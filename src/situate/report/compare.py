@@ -220,13 +220,15 @@ def compare_study(
     seed: int = 0,
     alpha: float = ALPHA,
     headline: str | None = None,
+    metrics: list[str] | None = None,
 ) -> StudyComparison:
     """Summaries of every finished configuration and their comparisons with the baseline.
 
     ``headline`` (``report.headline``): compare at that metric only; None compares at every
-    metric of :func:`metric_names`. A metric the study lacks is a one-line error.
+    metric of ``metrics`` (:func:`metric_names` by default; ``situate judge`` adds the judged
+    ones). A metric the study lacks is a one-line error.
     """
-    metrics = metric_names(study.ks)
+    metrics = metrics or metric_names(study.ks)
     if headline is not None and headline not in metrics:
         raise SituateError(
             f"report.headline={headline!r}: study {study.name} has no such metric (its runs are "

@@ -1,0 +1,170 @@
+"""``situate judge experiment=NAME [overrides]``: judge a study's pooled chunks, score every arm.
+
+Reads the study as ``situate report`` does (its latest sweep, or ``--all-runs``), pools the top
+``judge.depth`` chunks of every arm per question (:mod:`.pool`), has ``judge.llm`` grade each
+distinct pair once (:mod:`.judge`; stored pairs are free), scores every arm on the judgments
+(:mod:`situate.evaluation.judged`) and on gold where gold exists, compares them with the baseline
+(paired tests, CIs, Holm: :func:`situate.report.compare.compare_study`) and writes
+``judged.md`` and ``qrels_judged.txt`` to ``outputs/reports/<study>/``; each run gets its own
+``qrels_judged.txt`` artifact and its judged metrics in MLflow. ``situate estimate ... --judge``
+prices the same pairs first.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from situate.errors import SituateError
+
+if TYPE_CHECKING:
+    from situate.judging.judge import Judge
+    from situate.judging.pool import Arm, Pool
+    from situate.report.collect import Study
+
+
+@dataclass
+class Judging:
+    """A study, its arms, the judge and the pool, as both ``judge`` and ``estimate`` need them."""
+
+    study: Study
+    arms: list[Arm]
+    judge: Judge
+    pool: Pool
+    reports: Path  # outputs/reports/<study>
+
+
+def prepare(overrides: list[str], all_runs: bool = False) -> Judging:
+    from situate.app import instantiate_stage
+    from situate.cli import compose
+    from situate.judging.pool import build_pool, load_arms
+    from situate.report.cli import study_of
+
+    cfg = compose(overrides)
+    judge = instantiate_stage(cfg, "judge")
+    study = study_of(cfg, all_runs=all_runs)
+    arms = load_arms(study)
+    pool = build_pool(study, arms, judge.depth, judge.agreement_pairs, judge.seed)
+    return Judging(study, arms, judge, pool, Path(str(cfg.output_dir)) / "reports" / study.name)
+
+
+def _parser(prog: str, description: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("overrides", nargs="*", help="e.g. experiment=cookbook_replication")
+    parser.add_argument(
+        "--all-runs",
+        action="store_true",
+        help="every FINISHED run of the study, not its latest sweep",
+    )
+    return parser
+
+
+def main(args: list[str]) -> int:
+    parser = _parser(
+        "situate judge",
+        "Pool a study's top chunks, grade each (question, chunk) pair once with an LLM, and "
+        "score every arm on the judgments and on gold: outputs/reports/<study>/judged.md",
+    )
+    parser.add_argument("--out", default=None, help="folder (default outputs/reports/<study>)")
+    parser.add_argument(
+        "--qrels", default=None,
+        help="judgments edited by hand (qid 0 chunk_id grade): they replace the judge's grade of "
+        "their pairs, which are then not sent to the model",
+    )  # fmt: skip
+    parser.add_argument(
+        "--stored-only", action="store_true",
+        help="judge nothing new: score with the stored judgments (the rest shows as unjudged)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--sample-only", action="store_true",
+        help="judge only the agreement sample and print the agreement with gold (how far to "
+        "trust a judge before paying for the whole pool)",
+    )  # fmt: skip
+    parser.add_argument("--permutations", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=0)
+    ns = parser.parse_intermixed_args(args)
+    if ns.permutations < 100:
+        raise SituateError(f"judge: --permutations {ns.permutations} is too few (use >= 100)")
+    from situate.evaluation.trec import read_qrels
+    from situate.judging.report import score_and_write
+
+    j = prepare(ns.overrides, ns.all_runs)
+    by_hand = _by_hand(j, read_qrels(ns.qrels), ns.qrels) if ns.qrels else {}
+    pairs = [p for p in j.pool.all_pairs() if (p.qid, p.text) not in by_hand]
+    if ns.sample_only:
+        if not j.pool.sample:
+            raise SituateError(
+                f"judge --sample-only: study {j.study.name} has no gold (or judge.agreement_pairs "
+                "is 0): there is nothing to agree with"
+            )
+        sampled = {(p.qid, p.text) for p, _ in j.pool.sample}
+        pairs = [p for p in pairs if (p.qid, p.text) in sampled]
+    if ns.stored_only:
+        from situate.judging.judge import JudgeRun
+
+        stored = j.judge.stored(pairs)
+        run = JudgeRun(stored, from_store=len(stored))
+    else:
+        run = j.judge.judge(pairs)
+    grades = {
+        (p.qid, p.text): run.judgments[k].grade
+        for p in pairs
+        if (k := j.judge.key(p)) in run.judgments
+    }
+    grades.update(by_hand)
+    if ns.sample_only:
+        from situate.judging.report import print_agreement
+
+        print_agreement(j, grades, run)
+        return 0
+    out = Path(ns.out) if ns.out else j.reports
+    score_and_write(j, grades, run, len(by_hand), out, ns.permutations, ns.seed)
+    return 0
+
+
+def _by_hand(j: Judging, qrels: dict, path: str) -> dict[tuple[str, str], int]:
+    """Hand-edited grades by (qid, chunk text); a chunk id no run names is a one-line error."""
+    texts: dict[str, str] = {}
+    for arm in j.arms:
+        for chunk_id, text in arm.texts.items():
+            if texts.setdefault(chunk_id, text) != text:
+                raise SituateError(
+                    f"{path}: chunk id {chunk_id} names different texts in the study's runs "
+                    "(different chunkers); judge runs of one chunker at a time to edit by hand"
+                )
+    out = {}
+    for qid, grades in qrels.items():
+        if qid not in j.pool.questions:
+            raise SituateError(
+                f"{path}: question {qid} is not in study {j.study.name}; fix the line"
+            )
+        for chunk_id, grade in grades.items():
+            if chunk_id not in texts:
+                raise SituateError(
+                    f"{path}: question {qid}: chunk {chunk_id} is in no run of study "
+                    f"{j.study.name}; fix the id"
+                )
+            if grade not in (0, 1, 2, 3):
+                raise SituateError(
+                    f"{path}: question {qid}: chunk {chunk_id} has grade {grade}; grades are 0-3"
+                )
+            out[(qid, texts[chunk_id])] = grade
+    return out
+
+
+def estimate_main(args: list[str]) -> int:
+    """``situate estimate [overrides] --judge``: what judging the study will cost."""
+    parser = _parser("situate estimate --judge", "Price judging a study before spending.")
+    parser.add_argument("--counter", default="auto", help="auto, provider, local or chars4")
+    ns = parser.parse_intermixed_args(args)
+    from situate.judging.report import estimate_lines
+
+    j = prepare(ns.overrides, ns.all_runs)
+    from situate.console import console
+
+    out = console()
+    for line in estimate_lines(j, ns.counter):
+        out.print(line, highlight=False, markup=False)
+    return 0

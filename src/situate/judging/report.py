@@ -1,0 +1,307 @@
+"""What ``situate judge`` writes and prints: judged and gold metrics side by side with their CIs,
+the paired comparisons with the baseline, the judge's agreement with gold, and what it cost;
+and what ``situate estimate --judge`` prints before anything is spent."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from situate.evaluation.judged import judged_names, judged_scores
+from situate.evaluation.trec import write_qrels
+from situate.judging.agreement import Agreement, agreement
+from situate.judging.prompt import render
+from situate.records import Usage
+
+GOLD = ("pass", "recall", "precision")
+LABELS = {
+    "judged_ndcg": "judged nDCG",
+    "judged_precision": "judged P",
+    "judged_recall": "judged R",
+    "unjudged": "unjudged",
+    "pass": "gold Pass",
+    "recall": "gold Recall",
+    "precision": "gold P",
+}
+
+
+def label(metric: str) -> str:
+    """``judged_ndcg_at_10`` -> ``judged nDCG@10``; ``average_precision`` -> ``gold MAP``."""
+    if metric == "average_precision":
+        return "gold MAP"
+    if metric == "mrr":
+        return "gold MRR"
+    name, _, k = metric.rpartition("_at_")
+    return f"{LABELS.get(name, name)}@{k}"
+
+
+def gold_names(ks: list[int], columns) -> list[str]:
+    """The gold metrics the runs' per_question.csv holds (MAP and P@k from this version on)."""
+    names = [f"{n}_at_{k}" for n in GOLD for k in ks if f"{n}_at_{k}" in columns]
+    return names + [m for m in ("average_precision",) if m in columns] + ["mrr"]
+
+
+def score_and_write(j, grades, run, n_by_hand: int, out: Path, permutations: int, seed: int):
+    """Score every arm on ``grades`` ((qid, chunk text) -> grade or None), compare, write, print."""
+    from situate.evaluation.statistics import bootstrap_ci
+    from situate.report.compare import compare_study
+
+    study, judge, ks = j.study, j.judge, j.study.ks
+    # the ideal ranking and recall's denominator: every grade known for the question (the pool,
+    # the agreement sample, hand grades), so no arm can score above 1
+    pool_grades: dict[str, list[int]] = {}
+    for (qid, _), g in grades.items():
+        if g is not None:
+            pool_grades.setdefault(qid, []).append(g)
+    depth = max(ks)
+    for arm in j.arms:
+        for row in arm.run.questions:
+            ranked = arm.ranked_texts(row["qid"], depth)
+            row.update(
+                judged_scores(
+                    [grades.get((row["qid"], t)) for t in ranked],
+                    pool_grades.get(row["qid"], []), ks, judge.relevant_from,
+                )
+            )  # fmt: skip
+    metrics = judged_names(ks)
+    if any(arm.gold for arm in j.arms):  # gold metrics beside the judged ones where gold exists
+        metrics += gold_names(ks, study.baseline.questions[0])
+    # coverage is reported, not tested: it is 0 for every pooled arm
+    tested = [m for m in metrics if not m.startswith("unjudged_")]
+    sc = compare_study(study, permutations=permutations, seed=seed, metrics=tested)
+    for s in sc.summaries:
+        for m in metrics:
+            if m not in s.means:
+                values = s.run.column(m)
+                s.means[m] = float(values.mean())
+                s.cis[m] = bootstrap_ci(np.zeros_like(values), values, permutations, seed=seed)
+    agree = sample_agreement(j, grades)
+    out.mkdir(parents=True, exist_ok=True)
+    write_qrels(out / "qrels_judged.txt", _qrels(j.pool.all_pairs(), grades))
+    _log_to_runs(j, grades, sc, metrics)
+    md = out / "judged.md"
+    md.write_text(_markdown(j, sc, metrics, agree, run, n_by_hand), encoding="utf-8")
+    _print(j, sc, agree, run, md)
+    return sc, agree
+
+
+def sample_agreement(j, grades) -> Agreement | None:
+    """The judge's agreement with gold on the pool's stratified sample (None without gold)."""
+    sample = [(grades.get((p.qid, p.text)), is_gold) for p, is_gold in j.pool.sample]
+    return agreement(sample, j.judge.relevant_from) if sample else None
+
+
+def print_agreement(j, grades, run) -> None:
+    """``situate judge --sample-only``: the agreement alone, and what it cost."""
+    from situate.console import console
+
+    agree = sample_agreement(j, grades)
+    grade_counts = {g: 0 for g in (0, 1, 2, 3, None)}
+    for p, _ in j.pool.sample:
+        grade_counts[grades.get((p.qid, p.text))] += 1
+    out = console()
+    out.print(_agreement_line(j, agree), highlight=False)
+    out.print(
+        "grades of the sample: "
+        + ", ".join(f"{g}: {n}" for g, n in grade_counts.items() if g is not None)
+        + f", no grade: {grade_counts[None]}",
+        highlight=False,
+    )
+    out.print(
+        f"judge: {len(run.calls)} pairs judged, {run.from_store} from the store, billed "
+        f"${run.cost_usd:.6f}",
+        highlight=False,
+    )
+
+
+def _agreement_line(j, agree: Agreement) -> str:
+    return (
+        f"agreement of {j.judge.llm.model}"
+        + (f" at {j.judge.endpoint}" if j.judge.endpoint else "")
+        + " with gold: "
+        f"{_pct(agree.gold_judged_relevant)}% of "
+        f"{agree.n_gold} gold chunks judged relevant (grade >= {j.judge.relevant_from}), "
+        f"{_pct(agree.other_judged_relevant)}% of {agree.n_other} pooled chunks without gold; "
+        f"Cohen's kappa {agree.kappa:.3f}"
+    )
+
+
+def _qrels(pairs, grades) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for p in pairs:
+        g = grades.get((p.qid, p.text))
+        if g is not None:
+            out.setdefault(p.qid, {})[p.chunk_id] = g
+    return out
+
+
+def _log_to_runs(j, grades, sc, metrics) -> None:
+    """Each run's ``qrels_judged.txt`` (its own chunk ids) and judged metric means in MLflow."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=j.study.tracking_uri)
+    for arm in j.arms:
+        qrels: dict[str, dict[str, int]] = {}
+        for qid, ids in arm.ranked.items():
+            for chunk_id in ids[: j.pool.depth]:
+                g = grades.get((qid, arm.texts[chunk_id]))
+                if g is not None:
+                    qrels.setdefault(qid, {})[chunk_id] = g
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "qrels_judged.txt"
+            write_qrels(path, qrels)
+            client.log_artifact(arm.run.run_id, str(path))
+        s = sc.summary_of(arm.run)
+        if s is not None:
+            for m in metrics:
+                if m.startswith(("judged_", "unjudged_")):
+                    client.log_metric(arm.run.run_id, m, s.means[m])
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def _markdown(j, sc, metrics, agree: Agreement | None, run, n_by_hand: int) -> str:
+    judge, study = j.judge, j.study
+    ident = judge.llm.identity()
+    where = f" at {ident['endpoint']}" if ident.get("endpoint") else ""
+    lines = [
+        f"# {study.name}: judged relevance",
+        "",
+        f"Judge: {judge.llm.model}{where}, prompt {judge.prompt_hash[:12]}, pool = top "
+        f"{judge.depth} of {len(j.arms)} arm(s) per question over {len(j.pool.questions)} "
+        f"questions: {len(j.pool.pairs)} distinct (question, chunk) pairs, plus "
+        f"{len(j.pool.all_pairs()) - len(j.pool.pairs)} agreement-sample pairs outside the pool.",
+        f"This run: {len(run.calls)} pairs judged (${run.cost_usd:.6f} billed, "
+        f"{sum(r.usage.input_uncached + r.usage.cache_write + r.usage.cache_read for r in run.calls)} "
+        f"input and {sum(r.usage.output for r in run.calls)} output tokens), {run.from_store} from "
+        f"the store, {n_by_hand} graded by hand. Relevant = grade >= {judge.relevant_from}.",
+        "",
+        "Values are % (MRR and MAP as fractions x 100) with 95% bootstrap intervals.",
+        "",
+    ]
+    for k in study.ks:
+        at_k = [m for m in metrics if m.endswith(f"_at_{k}")]
+        lines += _table(sc, at_k, f"k = {k}")
+    rest = [m for m in metrics if "_at_" not in m]
+    if rest:
+        lines += _table(sc, rest, "rank metrics on gold")
+    scope = (
+        f"Paired comparisons with {study.baseline.label} at every judged and gold metric except "
+        f"coverage (unjudged@k): {sc.n_comparisons} in all, randomization test, Holm-corrected "
+        f"together at α = {sc.alpha}; 95% bootstrap interval of the difference (points)."
+    )
+    lines += ["## Against the baseline", "", scope, ""]
+    lines += ["| configuration | metric | difference | 95% CI | p_holm |", "|---|---|---|---|---|"]
+    for v in sc.versus:
+        for c in v.comparisons:
+            lines.append(
+                f"| {v.run.label} | {label(c.metric)} | {100 * c.difference:+.1f} | "
+                f"{100 * c.ci_low:+.1f} to {100 * c.ci_high:+.1f} | {c.p_holm:.3g} |"
+            )
+    lines += ["", "## The judge's agreement with gold", ""]
+    if agree is None:
+        lines.append("The study has no gold: agreement cannot be measured.")
+    else:
+        lines += [
+            f"Stratified sample of {agree.n_gold} (question, gold chunk) pairs and {agree.n_other} "
+            f"pooled pairs without gold (seed {judge.seed}):",
+            "",
+            f"- gold chunks judged relevant (grade >= {judge.relevant_from}): "
+            f"{_pct(agree.gold_judged_relevant)}%",
+            f"- pooled chunks without gold judged relevant: {_pct(agree.other_judged_relevant)}% "
+            "(false misses of gold, or the judge's mistakes)",
+            f"- Cohen's kappa (judged relevant vs gold): {agree.kappa:.3f}",
+            f"- answers without a grade: {agree.unparsed}",
+        ]
+    lines += ["", "## The prompt", "", "```", render("QUESTION", "CHUNK TEXT"), "```", ""]
+    return "\n".join(lines)
+
+
+def _table(sc, metrics: list[str], title: str) -> list[str]:
+    head = "| configuration | " + " | ".join(label(m) for m in metrics) + " |"
+    lines = [f"## {title}", "", head, "|---|" + "---|" * len(metrics)]
+    for s in sc.summaries:
+        cells = [f"{_pct(s.means[m])} [{_pct(s.cis[m][0])}, {_pct(s.cis[m][1])}]" for m in metrics]
+        name = f"{s.run.label} (baseline)" if s.is_baseline else s.run.label
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def _print(j, sc, agree, run, md: Path) -> None:
+    from rich.table import Table
+
+    from situate.console import console
+
+    k = max(sc.study.ks)
+    shown = [f"judged_ndcg_at_{k}", f"judged_recall_at_{k}", f"unjudged_at_{k}", f"recall_at_{k}"]
+    shown = [m for m in shown if sc.summaries and m in sc.summaries[0].means]
+    table = Table(title=f"{sc.study.name}: judged by {j.judge.llm.model}")
+    table.add_column("configuration")
+    for m in shown:
+        table.add_column(label(m), justify="right")
+    for s in sc.summaries:
+        table.add_row(
+            s.run.label,
+            *[f"{_pct(s.means[m])} [{_pct(s.cis[m][0])}, {_pct(s.cis[m][1])}]" for m in shown],
+        )
+    out = console()
+    out.print(table)
+    if agree is not None:
+        out.print(_agreement_line(j, agree), highlight=False)
+    out.print(
+        f"judge: {len(run.calls)} pairs judged, {run.from_store} from the store, "
+        f"billed ${run.cost_usd:.6f}",
+        highlight=False,
+    )
+    out.print(f"report: {md.resolve()}", highlight=False)
+
+
+def estimate_lines(j, counter: str = "auto") -> list[str]:
+    """Pairs, tokens and USD of judging ``j``'s pool, with the arithmetic; spends nothing."""
+    from fractions import Fraction
+
+    from situate.estimate import token_counter
+    from situate.pricing import exact
+
+    judge = j.judge
+    pairs = list({judge.key(p): p for p in j.pool.all_pairs()}.items())
+    stored = judge.stored([p for _, p in pairs])
+    todo = [p for k, p in pairs if k not in stored]
+    count, how = token_counter(judge.llm, counter)
+    tokens = count([judge.request(p).prompt + judge.answer_prefix for p in todo]) if todo else []
+    price = judge.pricing.price(judge.llm.model)
+    standard = sum(
+        (exact(price.call_cost(Usage(input_uncached=t, output=judge.max_tokens), ttl=judge.ttl).total) for t in tokens),
+        Fraction(0),
+    )  # fmt: skip
+    batched = sum(
+        (exact(price.call_cost(Usage(input_uncached=t, output=judge.max_tokens), ttl=judge.ttl, batch=True).total) for t in tokens),
+        Fraction(0),
+    )  # fmt: skip
+    n_in, n_out = sum(tokens), judge.max_tokens * len(todo)
+    rate_in, rate_out = price.rate("uncached"), price.rate("output")
+    extra = len(j.pool.all_pairs()) - len(j.pool.pairs)
+    return [
+        f"judging study {j.study.name} with {price.model}"
+        + (f" at {judge.endpoint}" if judge.endpoint else ""),
+        f"  pairs: {len(j.pool.pairs)} pooled (top {judge.depth} of {len(j.arms)} arm(s) over "
+        f"{len(j.pool.questions)} questions) + {extra} agreement-sample pairs: {len(pairs)} "
+        "distinct (pairs of one question text and one chunk text are judged once); "
+        f"{len(stored)} stored already, {len(todo)} to judge",
+        f"  input tokens: {n_in:,} ({how})",
+        f"  output tokens: {len(todo)} pairs x judge.max_tokens {judge.max_tokens} = {n_out:,} "
+        "(a ceiling: the answer is one digit)",
+        f"  USD: {n_in:,} x ${float(rate_in):g}/Mtok + {n_out:,} x ${float(rate_out):g}/Mtok = "
+        f"${float(standard):.6f}"
+        + (
+            ""
+            if price.long_prompt is None
+            else " (long-prompt tier applied per call where reached)"
+        ),
+        f"  with the batch API (judge.batch=true): ${float(batched):.6f}",
+        f"  judge.budget_usd={judge.budget_usd}; no call is made by this estimate",
+    ]

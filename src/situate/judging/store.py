@@ -1,0 +1,73 @@
+"""Judgments on disk (SQLite, one transaction per judgment), content addressed.
+
+The key is the hash of the judge's identity (provider, model, generation parameters and the
+endpoint, so an emulator's grades are never served to a run against the real API), the prompt's
+hash, the question and the chunk text: a pair is judged once whichever arms retrieve it, and an
+arm added to a study pays only for the pairs it adds. Like the context store, the same file keeps
+a charge row per attempt that may have been billed without its answer stored
+(:class:`situate.contexts.llm.ContextStore` explains the protocol).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from situate.errors import SituateError
+from situate.records import Usage
+from situate.store import BlobStore, content_hash
+
+
+@dataclass
+class StoredJudgment:
+    grade: int | None  # None: the answer held no grade (kept, so it is not paid for again)
+    text: str
+    usage: Usage
+    model: str
+    batch: bool = False
+    endpoint: str = ""
+
+    def to_bytes(self) -> bytes:
+        return json.dumps({**asdict(self), "usage": asdict(self.usage)}).encode()
+
+    @classmethod
+    def from_bytes(cls, blob: bytes) -> StoredJudgment:
+        data = json.loads(blob)
+        return cls(**{**data, "usage": Usage(**data["usage"])})
+
+
+class JudgeStore:
+    def __init__(self, path: str | Path):
+        self.blobs = BlobStore(path, "judgments")
+        self.charges = BlobStore(path, "judgment_charges")
+
+    @staticmethod
+    def key(identity: dict, prompt_hash: str, question: str, chunk_text: str) -> str:
+        return content_hash("judgment", identity, prompt_hash, question, chunk_text)
+
+    def get_many(self, keys: list[str], endpoint: str) -> dict[str, StoredJudgment]:
+        found = {k: StoredJudgment.from_bytes(v) for k, v in self.blobs.get_many(keys).items()}
+        for stored in found.values():
+            if stored.endpoint != endpoint:
+                raise SituateError(
+                    f"{self.blobs.path}: a judgment stored for {endpoint or 'a local model'} "
+                    f"records {stored.endpoint or 'a local model'} as its writer (a corrupted or "
+                    "hand-edited store); move the file aside"
+                )
+        return found
+
+    def put(self, key: str, stored: StoredJudgment) -> None:
+        self.blobs.put_many([(key, stored.to_bytes())])
+
+    def charge(self, key: str, usd: float) -> str:
+        """Record a possibly billed attempt for ``key``; returns its row's key."""
+        row = f"{key}#{uuid.uuid4().hex[:16]}"
+        self.charges.put_many([(row, repr(float(usd)).encode())])
+        return row
+
+    def charged(self, keys: set[str]) -> tuple[float, int]:
+        """USD and number of possibly billed attempts recorded for ``keys``."""
+        rows = [float(v) for r, v in self.charges.items() if r.split("#", 1)[0] in keys]
+        return sum(rows), len(rows)

@@ -1,0 +1,136 @@
+"""``situate judge`` end to end: the replication study on the cookbook set (6 documents, two of
+its arms), judged against the Anthropic emulator; priced by ``situate estimate --judge`` first."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import COOKBOOK, run_cli
+from situate.emulators.anthropic_api import AnthropicEmulator
+
+KEY = "emulator-key-test-judge-cli"
+STUDY = ["experiment=cookbook_replication", "dataset.max_documents=6"]
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory) -> Path:
+    if not (COOKBOOK / "codebase_chunks.json").exists():
+        pytest.skip(f"cookbook data not found at {COOKBOOK} (run `situate data fetch cookbook`)")
+    out = tmp_path_factory.mktemp("judge")
+    proc = run_cli("run", *STUDY, "arm=baseline,contextual_bm25", f"output_dir={out}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def emulator():
+    with AnthropicEmulator(api_key=KEY, ttft=0.0) as emu:
+        yield emu
+
+
+def judge(out: Path, emu, *args: str):
+    env = {"ANTHROPIC_API_KEY": KEY}
+    over = [*STUDY, f"output_dir={out}", f"llm.base_url={emu.url}"]
+    return run_cli("judge", *over, "--permutations", "500", *args, env=env)
+
+
+def runs(out: Path):
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{out / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("cookbook_replication")
+    found = client.search_runs([exp.experiment_id])
+    return client, [r for r in found if r.data.tags.get("sweep") != "true"]
+
+
+def test_every_run_writes_trec_files_any_ir_tool_reads(study: Path):
+    client, found = runs(study)
+    for r in found:
+        names = {a.path for a in client.list_artifacts(r.info.run_id)}
+        assert {"run.trec", "qrels.txt", "chunks.jsonl"} <= names
+        folder = client.download_artifacts(r.info.run_id, "run.trec", str(study / r.info.run_id))
+        first = Path(folder).read_text().splitlines()[0].split()
+        assert first[1] == "Q0" and first[3] == "1" and first[4] == "20"  # rank 1 scores 20
+
+
+def test_estimate_then_judge_costs_the_same_and_a_rerun_pays_nothing(study: Path, emulator):
+    env = {"ANTHROPIC_API_KEY": KEY}
+    over = [*STUDY, f"output_dir={study}", f"llm.base_url={emulator.url}"]
+    est = run_cli("estimate", *over, "--judge", env=env)
+    assert est.returncode == 0, est.stderr[-3000:]
+    pairs = int(re.search(r"(\d+) to judge", est.stdout).group(1))
+    estimated = re.search(r"= \$(\d+\.\d+)\n", est.stdout).group(1)
+    assert pairs > 0 and "exact" in est.stdout
+
+    proc = judge(study, emulator)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"judge: {pairs} pairs judged, 0 from the store, billed ${estimated}" in proc.stdout
+    md = (study / "reports" / "cookbook_replication" / "judged.md").read_text()
+    for needed in ("judged nDCG@20", "gold Recall@20", "gold MAP", "Cohen's kappa", "p_holm"):
+        assert needed in md, needed
+    for row in ("| baseline (baseline) |", "| contextual_bm25 |"):
+        assert row in md
+    # pooled arms: every top-20 chunk judged
+    client, found = runs(study)
+    for r in client.search_runs([found[0].info.experiment_id]):
+        if r.data.tags.get("sweep") != "true":
+            assert r.data.metrics["unjudged_at_20"] == 0.0
+            assert 0.0 < r.data.metrics["judged_ndcg_at_20"] <= 1.0
+
+    again = judge(study, emulator)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert f"judge: 0 pairs judged, {pairs} from the store, billed $0.000000" in again.stdout
+
+
+def test_hand_edited_judgments_are_read_back(study: Path, emulator, tmp_path: Path):
+    exported = study / "reports" / "cookbook_replication" / "qrels_judged.txt"
+    if not exported.exists():
+        assert judge(study, emulator).returncode == 0
+    lines = exported.read_text().splitlines()
+    qid, _, chunk_id, grade = lines[0].split()
+    edited = tmp_path / "edited.txt"
+    new = (int(grade) + 1) % 4
+    edited.write_text(f"# my grades\n{qid} 0 {chunk_id} {new}\n")
+    proc = judge(study, emulator, "--qrels", str(edited), "--out", str(tmp_path / "r"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"{qid} 0 {chunk_id} {new}" in (tmp_path / "r" / "qrels_judged.txt").read_text()
+    assert "1 graded by hand" in (tmp_path / "r" / "judged.md").read_text()
+    bad = tmp_path / "bad.txt"
+    bad.write_text(f"{qid} 0 no_such_chunk 2\n")
+    proc = judge(study, emulator, "--qrels", str(bad))
+    assert proc.returncode == 2
+    assert "chunk no_such_chunk is in no run" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_arm_run_after_the_judging_shows_its_unjudged_share(study: Path, emulator):
+    if not (study / "reports" / "cookbook_replication" / "judged.md").exists():
+        assert judge(study, emulator).returncode == 0
+    proc = run_cli("run", *STUDY, "arm=contextual_embeddings", f"output_dir={study}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = judge(study, emulator, "--all-runs", "--stored-only")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "judge: 0 pairs judged" in proc.stdout
+    client, found = runs(study)
+    by_arm = {r.data.tags["arm"]: r.data.metrics for r in found}
+    assert by_arm["baseline"]["unjudged_at_20"] == 0.0
+    assert by_arm["contextual_embeddings"]["unjudged_at_20"] > 0.0
+
+
+def test_the_local_model_judges_the_study_offline(study: Path, tmp_path: Path):
+    pytest.importorskip("xllamacpp")
+    over = [*STUDY, f"output_dir={study}", "judge=local", "llm=local_smollm2"]
+    # a pool of each arm's top chunk and a 4-pair agreement sample: about 30 calls on one thread
+    proc = run_cli(
+        "judge", *over, "judge.depth=1", "judge.agreement_pairs=4", "--permutations", "200", "--all-runs",
+        "--out", str(tmp_path), env={"HF_HUB_OFFLINE": "1"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    md = (tmp_path / "judged.md").read_text()
+    assert "Judge: SmolLM2-135M-Instruct, prompt" in md and "Cohen's kappa" in md
+    assert re.search(
+        r"judge: \d+ pairs judged, \d+ from the store, billed \$0\.000000", proc.stdout
+    )
