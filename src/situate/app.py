@@ -84,6 +84,7 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
             ]
             + [f"recall_at_{k}" for k in ks]
             + [f"pass_at_{k}" for k in ks]
+            + ["part"]
         )
         for r in result.evaluation.per_question:
             w.writerow(
@@ -97,6 +98,7 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
                 ]
                 + [f"{r.recall[k]:.4f}" for k in ks]
                 + [f"{r.passed[k]:.4f}" for k in ks]
+                + [r.part]
             )
     if result.costs is not None and result.costs.per_call:
         (folder / "llm_calls.json").write_text(json.dumps(result.costs.per_call, indent=1))
@@ -176,9 +178,15 @@ def run_job(cfg: DictConfig) -> dict:
 
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
-def main(cfg: DictConfig) -> float | None:
+def main(cfg: DictConfig) -> float | list[float] | None:
+    """One job; returns what a sweeper optimizes (config ``objective``, on dev with a split)."""
+    from situate.tuning import objective_value
+
     row = run_job(cfg)
-    return row.get("metrics", {}).get(f"pass_at_{row['ks'][-1]}")
+    try:
+        return objective_value(row, cfg.get("objective"), cfg.eval.get("split", "none"))
+    except SituateError as e:
+        raise SituateExit(e) from e
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import numpy as np
 
 from situate.errors import SituateError
 from situate.evaluation.metrics import first_hit_rank, ndcg_at_k, recall_at_k, reciprocal_rank
+from situate.evaluation.splits import assign_parts, check_split, part_names
 from situate.rankings import Rankings
 from situate.records import Chunk, Corpus, Span
 
@@ -25,6 +26,7 @@ class QuestionResult:
     ndcg: dict[int, float]
     reciprocal_rank: float
     first_relevant_rank: int | None
+    part: str = ""  # the question's part of the split (eval.split): dev, test, fold_N or ""
 
 
 @dataclass
@@ -40,6 +42,16 @@ class Evaluator:
     ----------
     ks : sequence of int
         Cut-offs; the evaluation depth (and the MRR cut-off) is ``max(ks)``.
+    split : str
+        ``none``, ``dev_test`` or ``kfold``: how the questions are split into parts
+        (:mod:`situate.evaluation.splits`); every metric is then also given per part, prefixed
+        with the part's name (``dev_pass_at_20``, ``test_pass_at_20``, ``fold_1_mrr``).
+    dev_share : float
+        With ``dev_test``: the share of the questions in ``dev``.
+    folds : int
+        With ``kfold``: the number of folds.
+    seed : int
+        Seed of the split.
 
     Notes
     -----
@@ -52,13 +64,27 @@ class Evaluator:
     - ``ndcg_at_k``: binary relevance (chunk overlaps any gold span).
     """
 
-    def __init__(self, ks: Sequence[int] = (5, 10, 20)):
+    def __init__(
+        self,
+        ks: Sequence[int] = (5, 10, 20),
+        split: str = "none",
+        dev_share: float = 0.5,
+        folds: int = 5,
+        seed: int = 0,
+    ):
         ks = sorted({int(k) for k in ks})
         if not ks or ks[0] < 1:
             raise SituateError(
                 f"eval.ks={list(ks)}: every k must be a positive integer (e.g. [5,10,20])"
             )
+        check_split(split, dev_share, folds, seed)
         self.ks = ks
+        self.split, self.dev_share, self.folds, self.seed = split, dev_share, folds, seed
+
+    @property
+    def parts(self) -> list[str]:
+        """The parts of the split, in order (none without one)."""
+        return part_names(self.split, self.folds)
 
     @property
     def depth(self) -> int:
@@ -113,6 +139,7 @@ class Evaluator:
     def evaluate(self, corpus: Corpus, chunks: list[Chunk], ranking: Rankings) -> Evaluation:
         relevant = self.relevant_rows(corpus, chunks)
         depth = self.depth
+        parts = assign_parts(corpus.questions, self.split, self.dev_share, self.folds, self.seed)
         results = []
         for qi, q in enumerate(corpus.questions):
             ids, _ = ranking.row(qi)
@@ -141,9 +168,18 @@ class Evaluator:
                     ndcg={k: ndcg_at_k(any_relevant, n_relevant, k) for k in self.ks},
                     reciprocal_rank=reciprocal_rank(any_relevant),
                     first_relevant_rank=None if np.isinf(first) else int(first),
+                    part=parts[qi],
                 )
             )
         metrics = self.aggregate(results)
+        for part in self.parts:
+            members = [r for r in results if r.part == part]
+            if not members:
+                raise SituateError(
+                    f"eval.split={self.split}: part {part} holds no question (the {len(results)} "
+                    "questions have too few documents); lower eval.folds or set eval.split=none"
+                )
+            metrics.update({f"{part}_{k}": v for k, v in self.aggregate(members).items()})
         metrics["ks_covering_all_chunks"] = float(len(self.ks_covering(len(chunks))))
         return Evaluation(metrics, results)
 
