@@ -64,6 +64,7 @@ class ResultsTable(Callback):
         files = sorted(sweep.glob(f"*/{RESULT_FILE}"), key=_job_number)
         table = print_results(files)
         if table is not None:
+            print_selection(config, files)
             print_next_steps(config, sweep)
         parent_file = sweep / PARENT_FILE
         if parent_file.exists() and config.get("tracking") is not None:
@@ -119,6 +120,18 @@ def next_steps(config: DictConfig, folder: Path) -> list[tuple[str, str]]:
             command = f"make report (= {command})"
         steps.append(("report", f"{command}: HTML + Markdown vs the baseline"))
     return steps
+
+
+def print_selection(config: DictConfig, files: list[Path]) -> None:
+    """Under a sweep's table: its best job, picked on dev and reported on test with a split."""
+    from situate.console import console
+    from situate.report.selection import sweep_selection
+
+    rows = [json.loads(f.read_text()) for f in files]
+    baseline = config.get("baseline")
+    spec = OmegaConf.to_container(baseline, resolve=True) if baseline is not None else None
+    for line in sweep_selection(rows, [f.parent for f in files], spec):
+        console().print(line)
 
 
 def print_next_steps(config: DictConfig, folder: Path) -> None:
