@@ -200,12 +200,15 @@ def results_table(rows: list[dict]):
     for g in groups:
         names = [str(r["choices"].get(g, "")) for r in rows]
         table.add_column(g, min_width=max(len(n) for n in [g, *names]), overflow="fold")
+    told = telling_overrides(rows, groups)
+    if told:  # parameters set per job (an Optuna trial's values) tell the rows apart
+        table.add_column("parameters", overflow="fold")
     for name in ("Pass", "Recall"):
         for k in ks:
             table.add_column(f"{name}@{k}", justify="right")
     table.add_column("MRR", justify="right")
     table.add_column("MLflow run", overflow="fold")
-    for r in rows:
+    for i, r in enumerate(rows):
         m = r.get("metrics", {})
         if r.get("error"):
             error = r["error"] if len(r["error"]) <= 70 else r["error"][:67] + "..."
@@ -214,5 +217,16 @@ def results_table(rows: list[dict]):
             cells = [f"{100 * m[f'pass_at_{k}']:.1f}" for k in ks]
             cells += [f"{100 * m[f'recall_at_{k}']:.1f}" for k in ks]
             cells += [f"{m['mrr']:.3f}", r.get("run_id") or "-"]
-        table.add_row(*[str(r["choices"].get(g, "")) for g in groups], *cells)
+        extra = [told[i]] if told else []
+        table.add_row(*[str(r["choices"].get(g, "")) for g in groups], *extra, *cells)
     return table
+
+
+def telling_overrides(rows: list[dict], groups: list[str]) -> list[str]:
+    """Per row, the overrides that differ between rows and are not a group choice shown; [] when
+    the rows' choices already tell them apart."""
+    if len({tuple(r["choices"].get(g) for g in groups) for r in rows}) == len(rows):
+        return []
+    lists = [r.get("overrides") or [] for r in rows]
+    shared = set.intersection(*(set(o) for o in lists)) if lists else set()
+    return [" ".join(o for o in overrides if o not in shared) for overrides in lists]
