@@ -36,7 +36,12 @@ rrf.per_question[["qid", "part", "pass_at_20", "first_relevant_rank"]].head()
 
 # %%
 table = situate.sweep(
-    ["fusion=dense_only,rrf,zscore_sum", "eval.split=dev_test", "baseline={fusion:dense_only}", *EXTRA]
+    [
+        "fusion=dense_only,rrf,zscore_sum",
+        "eval.split=dev_test",
+        "baseline={fusion:dense_only}",
+        *EXTRA,
+    ]
 )
 print(table[["overrides", "dev_pass_at_20", "test_pass_at_20"]])
 for line in table.attrs["selection"]:

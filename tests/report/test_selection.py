@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,26 @@ def test_the_sweep_table_names_the_dev_pick_and_its_test_figure(tmp_path: Path) 
     assert second.startswith("Against the baseline fusion=baseline on the same test questions")
     (alone,) = sweep_selection(results, folders, None)  # no baseline: the pick alone
     assert alone == first
+
+
+def test_the_winners_curse_replay_redraws_splits_from_a_sweep(tmp_path: Path, capsys) -> None:
+    import runpy
+
+    # 2 jobs on 12 one-question documents: "lucky" and "steady" of DEV_TEST, no part column
+    for i, name in enumerate(("lucky", "steady")):
+        folder = tmp_path / str(i)
+        folder.mkdir()
+        table = rows(DEV_TEST[name], None)
+        with open(folder / "per_question.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(table[0]))
+            w.writeheader()
+            w.writerows(table)
+        overrides = [f"fusion={name}", "eval.split=dev_test"]
+        (folder / "result.json").write_text(json.dumps({"metrics": {}, "overrides": overrides}))
+    script = runpy.run_path(str(Path(__file__).parents[2] / "docs" / "winners_curse.py"))
+    script["main"](str(tmp_path), 0, 4)
+    out = capsys.readouterr().out
+    assert "2 configurations, 4 splits" in out
+    assert "same-set best Pass@5 (all questions): 66.7%" in out  # both 8 of 12
+    assert "fusion=lucky" in out or "fusion=steady" in out  # labels drop the shared override
+    assert "eval.split" not in out.split("most often:")[1]
