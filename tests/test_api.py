@@ -12,6 +12,7 @@ import pytest
 
 import situate
 from conftest import DATA_DIR, REPO, run_cli
+from situate.api import Result
 from situate.errors import SituateError
 
 
@@ -46,6 +47,9 @@ def test_run_is_the_cli_job_with_the_same_caches(cookbook_dir: Path, tmp_path: P
 
     client = mlflow.tracking.MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
     assert client.get_run(result.run_id).data.metrics["dev_pass_at_20"] == result.metrics["dev_pass_at_20"]  # fmt: skip
+    again = situate.run([*args, "tracking=none"])  # likely within the same second: own folder
+    assert again.folder != result.folder and again.metrics["mrr"] == result.metrics["mrr"]
+    assert Result.from_folder(result.folder).run_id == result.run_id
     same = situate.compare(result, result, metric="pass_at_20", part="test", permutations=200)
     assert same.iloc[0]["difference"] == 0.0 and same.iloc[0]["p_value"] == 1.0
     with pytest.raises(SituateError, match="no question in part 'holdout'"):

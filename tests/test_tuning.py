@@ -86,3 +86,26 @@ def test_the_objective_is_taken_on_dev_with_a_split() -> None:
     assert objective_value({"error": "x", "ks": [20]}, None, "dev_test") is None
     with pytest.raises(SituateError, match="objective: 'recall_at_3' is not a metric"):
         objective_names(["recall_at_3"], [20], "none", metrics)
+
+
+def test_the_journal_replays_finished_trials_and_refuses_other_objectives(tmp_path: Path) -> None:
+    import optuna
+
+    from hydra_plugins.situate_optuna.sweeper import journal_storage
+    from situate.errors import SituateExit
+
+    path = tmp_path / "study.jsonl"
+    first = optuna.create_study(
+        study_name="s", storage=journal_storage(str(path)), direction="maximize"
+    )
+    first.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_int("n", 1, 3), n_trials=3)
+    again = optuna.create_study(
+        study_name="s", storage=journal_storage(str(path)), direction="maximize"
+    )
+    assert [t.params for t in again.trials] == [t.params for t in first.trials]
+    assert again.best_value == first.best_value
+    assert journal_storage(str(path)).completed("s") == 3
+    assert journal_storage(str(path)).completed("other") == 0
+    with pytest.raises(SituateExit, match="has 1 objective value"):
+        optuna.create_study(study_name="s", storage=journal_storage(str(path)),
+                            directions=["maximize", "minimize"])  # fmt: skip

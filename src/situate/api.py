@@ -94,9 +94,14 @@ def run(overrides: Sequence[str] = ()) -> Result:
     overrides = list(overrides)
     check_overrides(overrides)
     cfg = compose(overrides, with_hydra=True)
-    folder = Path(str(cfg.hydra.run.dir))
+    folder = first = Path(str(cfg.hydra.run.dir))
+    n = 0
+    while folder.exists():  # runs in a loop can start within one second: one folder each
+        n += 1
+        folder = first.with_name(f"{first.name}-{n}")
     with read_write(cfg), open_dict(cfg):
         cfg.hydra.mode = RunMode.RUN
+        cfg.hydra.run.dir = str(folder)
         cfg.hydra.runtime.output_dir = str(folder.resolve())
     HydraConfig.instance().set_config(cfg)
     task = cfg.copy()

@@ -37,9 +37,12 @@ def _journal_class():
     import warnings
 
     logging.getLogger("alembic").setLevel(logging.WARNING)  # optuna imports it, and it chatters
+    import optuna
     from optuna.distributions import distribution_to_json, json_to_distribution
     from optuna.storages import InMemoryStorage
     from optuna.trial import TrialState, create_trial
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # Hydra's sweeper logs the study itself
 
     class JournalStorage(InMemoryStorage):
         """In-memory storage whose finished trials are also lines of a JSON-lines file."""
@@ -54,7 +57,17 @@ def _journal_class():
         def set_study_directions(self, study_id: int, directions) -> None:
             super().set_study_directions(study_id, directions)
             if not self.get_all_trials(study_id, deepcopy=False):
-                for line in self.lines(self.get_study_name_from_id(study_id)):
+                study = self.get_study_name_from_id(study_id)
+                for line in self.lines(study):
+                    if line["values"] is not None and len(line["values"]) != len(directions):
+                        from situate.errors import SituateError, SituateExit
+
+                        raise SituateExit(SituateError(
+                            f"{self.path}: trial {line['number']} of study {study} has "
+                            f"{len(line['values'])} objective value(s), this sweep "
+                            f"{len(directions)}; set study= to a new name (or delete the file) "
+                            "to start a study with other objectives"
+                        ))  # fmt: skip
                     with warnings.catch_warnings():  # create_trial is "experimental" in 2.10
                         warnings.simplefilter("ignore")
                         trial = self.frozen(line)
