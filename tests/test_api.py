@@ -24,7 +24,7 @@ def test_import_situate_imports_nothing_heavy() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert "['Result', 'compare', 'run', 'sweep']" in proc.stdout
+    assert "['Result', 'compare', 'halve', 'run', 'sweep']" in proc.stdout
 
 
 @pytest.mark.slow
@@ -76,3 +76,37 @@ def test_the_notebook_example_runs_offline(cookbook_dir: Path, tmp_path: Path) -
     assert ("Against the baseline fusion=dense_only on the same test questions" in proc.stdout
             or "The pick is the baseline itself" in proc.stdout)  # fmt: skip
     assert "p_holm" in proc.stdout and "fusion=zscore_sum" in proc.stdout  # the compare table
+
+
+def test_a_halving_rung_drops_only_arms_shown_worse_than_the_leader() -> None:
+    import pandas as pd
+
+    from situate.api import halving_rung
+
+    qids = [f"q{i}" for i in range(30)]
+    lead = pd.Series([1.0] * 30, index=qids)
+    worse = pd.Series([0.0] * 30, index=qids)  # 30 losses: p = 1/2001 before Holm
+    close = pd.Series([1.0] * 29 + [0.0], index=qids[::-1])  # one loss, other question order
+    rows = halving_rung([worse, lead, close], alpha=0.05, permutations=2000, seed=0)
+    assert [r["kept"] for r in rows] == [False, True, True]
+    assert rows[0]["difference"] == -1.0 and rows[0]["p_holm"] == pytest.approx(2 / 2001)
+    assert rows[2]["difference"] == pytest.approx(-1 / 30) and rows[2]["p_holm"] == 1.0
+    assert rows[1]["p_holm"] is None and rows[1]["mean"] == 1.0
+    last = halving_rung([worse, lead, close], 0.05, 2000, 0, keep_all=True)
+    assert all(r["kept"] for r in last)
+
+
+@pytest.mark.slow
+def test_halving_runs_the_survivors_on_more_questions(cookbook_dir: Path, tmp_path: Path) -> None:
+    arms = [["fusion=dense_only"], ["fusion=rrf"]]
+    table = situate.halve(arms, [f"output_dir={tmp_path}", "tracking=none",
+                                 "dataset.max_documents=12"], sizes=(20, 41), alpha=1.0)  # fmt: skip
+    # alpha 1.0: the trailing arm is dropped after the first rung whenever it trails at all
+    first = table[table.rung == 0]
+    assert list(first.questions) == [20, 20]
+    leader = first.loc[first["mean"].idxmax(), "arm"]
+    if first["mean"].nunique() == 1:  # a tie: the paired difference is 0, nothing dropped
+        assert list(table[table.rung == 1].questions) == [41, 41]
+    else:
+        assert list(table[table.rung == 1].arm) == [leader]
+        assert list(table[table.rung == 1].questions) == [41]

@@ -2,12 +2,12 @@
 
 The Python API (for notebooks) is imported on first use, so ``import situate`` stays light:
 ``situate.run(overrides=[...]) -> situate.Result``, ``situate.sweep([...]) -> pandas.DataFrame``,
-``situate.compare(baseline, *runs)`` (see :mod:`situate.api`).
+``situate.compare(baseline, *runs)``, ``situate.halve(arms)`` (see :mod:`situate.api`).
 """
 
 __version__ = "0.1.0"
 
-API = ("Result", "compare", "run", "sweep")
+API = ("Result", "compare", "halve", "run", "sweep")
 
 
 def __getattr__(name: str):

@@ -5,6 +5,8 @@
   same run folder; it returns a :class:`Result`.
 - :func:`sweep` runs ``situate run -m`` in a child process (every sweeper and launcher the CLI
   has, Optuna's included, and the sweep's parent MLflow run), then returns one row per job.
+- :func:`halve` is successive halving for expensive grids: every arm on a sample of the
+  questions, the arms the paired test shows worse than the leader dropped, the rest on more.
 - :func:`compare` pairs per-question scores of runs with a baseline's: difference, bootstrap CI,
   randomization p (Holm-adjusted across the runs), wins/ties/losses; on one part of the split
   (``part="test"``) if asked.
@@ -244,3 +246,68 @@ def compare(
         ],
         index=labels,
     )
+
+
+def halve(
+    arms: Sequence[Sequence[str]],
+    overrides: Sequence[str] = (),
+    sizes: Sequence[int] = (62, 124, 248),
+    metric: str = "pass_at_20",
+    part: str | None = None,
+    alpha: float = 0.05,
+    permutations: int = 2000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Successive halving: each surviving arm (a list of overrides) is run on ``sizes[i]``
+    questions (``dataset.max_questions``, a sample stratified by document); an arm whose paired
+    difference from the rung's leader is negative with a Holm-adjusted p below ``alpha`` is
+    dropped; the others go on to the next size. ``part="dev"`` (with ``eval.split=dev_test`` in
+    ``overrides``) decides on the dev questions only, leaving test for the report.
+
+    One row per arm and rung: ``rung``, ``questions`` (sample size), ``arm``, ``mean``,
+    ``difference`` and ``p_holm`` against the rung's leader, ``kept``, ``run_id``. Datasets
+    without ``max_questions`` (folder) cannot be halved."""
+    if len(arms) < 2 or not sizes:
+        raise SituateError("situate.halve: give at least two arms and one sample size")
+    alive = [list(a) for a in arms]
+    rows = []
+    for rung, n in enumerate(sizes):
+        results = [run([*overrides, *arm, f"dataset.max_questions={n}"]) for arm in alive]
+        scores = [r.scores(metric, part) for r in results]
+        last = rung == len(sizes) - 1
+        rung_rows = halving_rung(scores, alpha, permutations, seed, keep_all=last)
+        for arm, result, row in zip(alive, results, rung_rows, strict=True):
+            rows.append({"rung": rung, "questions": int(result.metrics["n_questions"]),
+                         "arm": " ".join(arm), **row, "run_id": result.run_id})  # fmt: skip
+        alive = [arm for arm, row in zip(alive, rung_rows, strict=True) if row["kept"]]
+        if len(alive) == 1:
+            break
+    return pd.DataFrame(rows)
+
+
+def halving_rung(
+    scores: Sequence[pd.Series], alpha: float, permutations: int, seed: int, keep_all: bool = False
+) -> list[dict]:
+    """One rung of :func:`halve`: per arm (per-question scores by qid), its ``mean``, its
+    ``difference`` from the leader (the best mean; ties to the first) with the Holm-adjusted
+    ``p_holm`` of the paired randomization test, and ``kept`` (False when the leader is
+    significantly better; everything is kept with ``keep_all``)."""
+    from situate.evaluation.statistics import compare as paired
+    from situate.evaluation.statistics import holm
+
+    means = [float(s.mean()) for s in scores]
+    lead = max(range(len(scores)), key=lambda i: means[i])
+    others = [i for i in range(len(scores)) if i != lead]
+    a = scores[lead]
+    tests = {i: paired(a.to_numpy(), scores[i].loc[a.index].to_numpy(), "", permutations, seed)
+             for i in others}  # fmt: skip
+    adjusted = dict(zip(others, holm([tests[i].p_value for i in others]), strict=True))
+    out = []
+    for i in range(len(scores)):
+        if i == lead:
+            out.append({"mean": means[i], "difference": 0.0, "p_holm": None, "kept": True})
+            continue
+        worse = tests[i].difference < 0 and adjusted[i] < alpha
+        out.append({"mean": means[i], "difference": tests[i].difference,
+                    "p_holm": adjusted[i], "kept": keep_all or not worse})  # fmt: skip
+    return out
