@@ -127,11 +127,12 @@ def sweep(overrides: Sequence[str] = (), quiet: bool = True) -> pd.DataFrame:
     id, error and folder (for :meth:`Result.from_folder`). ``attrs["selection"]`` holds what the
     results table says about the best job (picked on dev, reported on test, with a split);
     ``attrs["sweep_dir"]`` the sweep's folder. ``quiet=False`` prints the CLI's output."""
-    from situate.cli import check_overrides, compose
+    from situate.cli import check_overrides, compose, first_values
 
     overrides = list(overrides)
     check_overrides(overrides)
-    cfg = compose(_first_values(overrides), with_hydra=True)
+    _, first = first_values(overrides, drop_unlisted=True)  # the sweep's folder and baseline
+    cfg = compose(first, with_hydra=True)
     sweep_dir = Path(str(cfg.hydra.sweep.dir)).resolve()
     env = {**os.environ, "COLUMNS": "200"}
     proc = subprocess.run(
@@ -171,30 +172,6 @@ def sweep(overrides: Sequence[str] = (), quiet: bool = True) -> pd.DataFrame:
     )
     table.attrs["sweep_dir"] = str(sweep_dir)
     return table
-
-
-def _first_values(overrides: list[str]) -> list[str]:
-    """Each sweep override at its first value (a range Optuna draws from: left out), so that the
-    config composes: the sweep's folder and baseline are read from it."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import HydraException
-
-    from situate.cli import config_error
-
-    try:
-        parsed = OverridesParser.create().parse_overrides(overrides)
-    except HydraException as e:
-        raise config_error(e) from e
-    out = []
-    for o in parsed:
-        if not o.is_sweep_override():
-            out.append(o.input_line)
-            continue
-        try:
-            out.append(f"{o.get_key_element()}={next(iter(o.sweep_string_iterator()))}")
-        except (HydraException, StopIteration, TypeError):
-            continue
-    return out
 
 
 def compare(

@@ -151,9 +151,14 @@ def select(
         return None
     parts = np.array([parts_of(reference)[q] for q in qids])
     agree = all(parts_of(run) == parts_of(reference) for run, _ in scores)
-    names = sorted(set(parts.tolist()) - {""})
-    split = "dev_test" if names == [DEV, TEST] else "kfold" if names and agree else "none"
+    names = sorted(set(parts.tolist()) - {""}, key=lambda p: (len(p), p))  # fold_2 before fold_10
     if not agree:
+        split = "none"
+    elif names == [DEV, TEST]:
+        split = "dev_test"
+    elif names and all(p.startswith("fold_") for p in names):
+        split = "kfold"
+    else:
         split = "none"
     base_scores = next((s for r, s in scores if r is baseline), None)
     n = len(scores)
@@ -168,16 +173,15 @@ def select(
         return Selection(
             metric, "none", n, run, float(values.mean()), baseline, len(qids), note=note
         )
+    folds: list[tuple[str, str]] = []
     if split == "dev_test":
         dev, test = parts == DEV, parts == TEST
         run, values = max(scores, key=lambda rs: rs[1][dev].mean())
         held_out, chosen_on = values[test], values[dev]
-        folds = []
         base_held = None if base_scores is None else base_scores[test]
         n_chosen_on = int(dev.sum())
     else:
         held_out = np.zeros(len(qids))
-        folds = []
         for fold in names:
             inside = parts == fold
             best, values = max(scores, key=lambda rs: rs[1][~inside].mean())
