@@ -8,7 +8,12 @@ from pathlib import Path
 from omegaconf import OmegaConf
 from rich.console import Console
 
-from situate.tracking.summary import next_steps, results_table, telling_groups
+from situate.tracking.summary import (
+    next_steps,
+    results_table,
+    telling_groups,
+    telling_overrides,
+)
 
 ARMS = {
     "baseline": ("none", "dense_only", "none"),
@@ -62,6 +67,17 @@ def test_without_arms_the_differing_choices_are_the_columns() -> None:
     for r in rows:
         del r["choices"]["arm"]
     assert telling_groups(rows) == ["context", "fusion"]
+
+
+def test_trials_of_one_option_are_told_apart_by_their_parameters() -> None:
+    rows = [row("baseline", 0), row("baseline", 1)]
+    rows[0]["overrides"] = ["fusion.k=12", "experiment=tune_fusion"]
+    rows[1]["overrides"] = ["fusion.k=80", "experiment=tune_fusion"]
+    groups = telling_groups(rows)
+    assert telling_overrides(rows, groups) == ["fusion.k=12", "fusion.k=80"]
+    text = render(results_table(rows), 160)
+    assert "parameters" in text and "fusion.k=80" in text
+    assert telling_overrides([row("baseline", 0), row("contextual_bm25", 1)], ["arm"]) == []
 
 
 def test_next_steps_name_the_outputs_the_mlflow_ui_and_the_report(tmp_path: Path) -> None:

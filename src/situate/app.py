@@ -88,6 +88,7 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
             + [f"pass_at_{k}" for k in ks]
             + [f"precision_at_{k}" for k in ks]
             + ["average_precision"]
+            + ["part"]
         )
         for r in result.evaluation.per_question:
             w.writerow(
@@ -103,6 +104,7 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
                 + [f"{r.passed[k]:.4f}" for k in ks]
                 + [f"{r.precision[k]:.4f}" for k in ks]
                 + [f"{r.average_precision:.4f}"]
+                + [r.part]
             )
     write_trec_files(folder, result.evaluation.per_question, result.chunks, tag=str(cfg.study))
     if result.costs is not None and result.costs.context.per_call:  # the calls this run paid
@@ -236,9 +238,15 @@ def run_job(cfg: DictConfig) -> dict:
 
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
-def main(cfg: DictConfig) -> float | None:
+def main(cfg: DictConfig) -> float | list[float] | None:
+    """One job; returns what a sweeper optimizes (config ``objective``, on dev with a split)."""
+    from situate.tuning import objective_value
+
     row = run_job(cfg)
-    return row.get("metrics", {}).get(f"pass_at_{row['ks'][-1]}")
+    try:
+        return objective_value(row, cfg.get("objective"), cfg.eval.get("split", "none"))
+    except SituateError as e:
+        raise SituateExit(e) from e
 
 
 if __name__ == "__main__":

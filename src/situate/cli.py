@@ -219,23 +219,9 @@ def precheck(args: list[str]) -> None:
     if any(a.startswith("-") and a not in ("-m", "--multirun") for a in args):
         return
     overrides = [a for a in args if a not in ("-m", "--multirun")]
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import HydraException
-
-    try:
-        parsed = OverridesParser.create().parse_overrides(overrides)
-    except HydraException as e:
-        raise config_error(e) from e
-    first = []
-    for o in parsed:
-        if not o.is_sweep_override():
-            first.append(o.input_line)
-            continue
-        try:
-            value = next(iter(o.sweep_string_iterator()))
-        except (HydraException, StopIteration):
-            return
-        first.append(f"{o.get_key_element()}={value}")
+    parsed, first = first_values(overrides)
+    if first is None:
+        return
     cfg = compose(first, with_hydra=True)
     for o in parsed:
         if o.is_add() or o.is_force_add():
@@ -261,6 +247,34 @@ def precheck(args: list[str]) -> None:
     except Exception:  # e.g. an interpolation only a real run resolves: the run will say
         pass
     instantiate_stage(cfg, "tracking").check()  # a dead tracking server: seconds, not minutes
+
+
+def first_values(overrides: list[str], drop_unlisted: bool = False):
+    """The parsed overrides, and each sweep override at its first value (``a=x,y`` -> ``a=x``).
+
+    A sweep whose values cannot be listed here (``glob``, ``interval``) makes the second None, or
+    is left out with ``drop_unlisted`` (the config then composes with that key's default).
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except HydraException as e:
+        raise config_error(e) from e
+    first = []
+    for o in parsed:
+        if not o.is_sweep_override():
+            first.append(o.input_line)
+            continue
+        try:
+            value = next(iter(o.sweep_string_iterator()))
+        except (HydraException, StopIteration):
+            if drop_unlisted:
+                continue
+            return parsed, None
+        first.append(f"{o.get_key_element()}={value}")
+    return parsed, first
 
 
 def check_parameter(cfg, key: str, override: str) -> None:

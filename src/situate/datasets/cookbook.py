@@ -17,6 +17,7 @@ from situate.datasets.base import (
     read_jsonl,
     require_fields,
 )
+from situate.datasets.sample import sample_questions
 from situate.errors import SituateError
 from situate.records import Chunk, Corpus, Document, Question, Span
 
@@ -37,6 +38,9 @@ class CookbookLoader:
         for tests.
     chunks_file, questions_file : str
         File names inside ``path`` (your own data in the cookbook's format may use others).
+    max_questions, sample, seed
+        Keep N questions (after ``max_documents``) as :mod:`situate.datasets.sample` says: a
+        seeded sample stratified by document (default) or the first N; None keeps all.
     """
 
     def __init__(
@@ -46,12 +50,16 @@ class CookbookLoader:
         max_documents: int | None = None,
         chunks_file: str = "codebase_chunks.json",
         questions_file: str = "evaluation_set.jsonl",
+        max_questions: int | None = None,
+        sample: str = "stratified",
+        seed: int = 0,
     ):
         self.path = Path(path)
         self.name = name
         self.max_documents = max_documents
         self.chunks_file = chunks_file
         self.questions_file = questions_file
+        self.max_questions, self.sample, self.seed = max_questions, sample, seed
 
     def load(self) -> Corpus:
         folder = existing_path(self.path, "cookbook data folder", FETCH_HINT)
@@ -67,12 +75,15 @@ class CookbookLoader:
             raw_docs = raw_docs[: self.max_documents]
         documents, prechunks, by_uuid = self._documents(raw_docs, chunks_file)
         records = list(read_jsonl(questions_file))
-        questions = self._questions(questions_file, records, by_uuid)
+        questions, sampled = sample_questions(
+            self._questions(questions_file, records, by_uuid),
+            self.max_questions, self.sample, self.seed,
+        )  # fmt: skip
         titles = {by_uuid[u][0]: t for u, t in self._titles(records).items() if u in by_uuid}
         documents = [
             Document(d.doc_id, d.text, titles.get(d.doc_id, d.doc_id), d.source) for d in documents
         ]
-        return Corpus(self.name, documents, questions, prechunks)
+        return Corpus(self.name, documents, questions, prechunks, notes=dict(sampled))
 
     def _documents(self, raw_docs: list, source: Path):
         documents: list[Document] = []

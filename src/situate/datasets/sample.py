@@ -79,7 +79,7 @@ def sample_questions(
     if max_questions is None:
         return questions, {}
     notes: dict[str, int | str] = {"questions_before_sample": len(questions)}
-    n_docs = len({_document(q) for q in questions})
+    n_docs = len({document_of(q) for q in questions})
     if max_questions >= len(questions):
         notes["sample"] = f"all {len(questions)} questions (max_questions={max_questions})"
         return questions, notes
@@ -89,7 +89,7 @@ def sample_questions(
     else:
         strata: dict[str, list[int]] = {}
         for i, q in enumerate(questions):
-            strata.setdefault(_document(q), []).append(i)
+            strata.setdefault(document_of(q), []).append(i)
         rng = random.Random(seed)
         shares = allocate([len(rows) for rows in strata.values()], max_questions)
         chosen: list[int] = []
@@ -97,7 +97,7 @@ def sample_questions(
             chosen.extend(rng.sample(rows, share))
         kept = [questions[i] for i in sorted(chosen)]
         how = f"a sample stratified by document (seed {seed})"
-    covered = len({_document(q) for q in kept})
+    covered = len({document_of(q) for q in kept})
     notes["sample"] = (
         f"{len(kept)} of {len(questions)} questions, {how}: {covered} of the {n_docs} documents "
         "with questions"
@@ -105,6 +105,6 @@ def sample_questions(
     return kept, notes
 
 
-def _document(question: Question) -> str:
+def document_of(question: Question) -> str:
     """The stratum of a question: the document of its first gold span."""
     return question.gold[0].doc_id if question.gold else ""

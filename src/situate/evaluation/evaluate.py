@@ -17,6 +17,7 @@ from situate.evaluation.metrics import (
     recall_at_k,
     reciprocal_rank,
 )
+from situate.evaluation.splits import assign_parts, check_split, part_names
 from situate.rankings import Rankings
 from situate.records import Chunk, Corpus, Span
 
@@ -35,6 +36,7 @@ class QuestionResult:
     precision: dict[int, float] = field(default_factory=dict)
     average_precision: float = 0.0
     relevant_ids: list[str] = field(default_factory=list)  # chunks overlapping a gold span
+    part: str = ""  # the question's part of the split (eval.split): dev, test, fold_N or ""
 
 
 @dataclass
@@ -50,6 +52,16 @@ class Evaluator:
     ----------
     ks : sequence of int
         Cut-offs; the evaluation depth (and the MRR cut-off) is ``max(ks)``.
+    split : str
+        ``none``, ``dev_test`` or ``kfold``: how the questions are split into parts
+        (:mod:`situate.evaluation.splits`); every metric is then also given per part, prefixed
+        with the part's name (``dev_pass_at_20``, ``test_pass_at_20``, ``fold_1_mrr``).
+    dev_share : float
+        With ``dev_test``: the share of the questions in ``dev``.
+    folds : int
+        With ``kfold``: the number of folds.
+    seed : int
+        Seed of the split.
 
     Notes
     -----
@@ -64,13 +76,27 @@ class Evaluator:
       within ``max(ks)`` (trec_eval's P_k and map on the run's qrels, see :mod:`.trec`).
     """
 
-    def __init__(self, ks: Sequence[int] = (5, 10, 20)):
+    def __init__(
+        self,
+        ks: Sequence[int] = (5, 10, 20),
+        split: str = "none",
+        dev_share: float = 0.5,
+        folds: int = 5,
+        seed: int = 0,
+    ):
         ks = sorted({int(k) for k in ks})
         if not ks or ks[0] < 1:
             raise SituateError(
                 f"eval.ks={list(ks)}: every k must be a positive integer (e.g. [5,10,20])"
             )
+        check_split(split, dev_share, folds, seed)
         self.ks = ks
+        self.split, self.dev_share, self.folds, self.seed = split, dev_share, folds, seed
+
+    @property
+    def parts(self) -> list[str]:
+        """The parts of the split, in order (none without one)."""
+        return part_names(self.split, self.folds)
 
     @property
     def depth(self) -> int:
@@ -125,6 +151,7 @@ class Evaluator:
     def evaluate(self, corpus: Corpus, chunks: list[Chunk], ranking: Rankings) -> Evaluation:
         relevant = self.relevant_rows(corpus, chunks)
         depth = self.depth
+        parts = assign_parts(corpus.questions, self.split, self.dev_share, self.folds, self.seed)
         results = []
         for qi, q in enumerate(corpus.questions):
             ids, _ = ranking.row(qi)
@@ -157,9 +184,18 @@ class Evaluator:
                     precision={k: precision_at_k(any_relevant, k) for k in self.ks},
                     average_precision=average_precision(any_relevant, n_relevant),
                     relevant_ids=[chunks[r].chunk_id for r in gold_rows],
+                    part=parts[qi],
                 )
             )
         metrics = self.aggregate(results)
+        for part in self.parts:
+            members = [r for r in results if r.part == part]
+            if not members:
+                raise SituateError(
+                    f"eval.split={self.split}: part {part} holds no question (the {len(results)} "
+                    "questions have too few documents); lower eval.folds or set eval.split=none"
+                )
+            metrics.update({f"{part}_{k}": v for k, v in self.aggregate(members).items()})
         metrics["ks_covering_all_chunks"] = float(len(self.ks_covering(len(chunks))))
         return Evaluation(metrics, results)
 

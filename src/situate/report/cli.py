@@ -129,5 +129,7 @@ def _summary(sc, html: Path, md: Path) -> None:
         )
     out = console()
     out.print(table)
+    for line in sc.selection.sentences() if sc.selection else []:
+        out.print(line)
     out.print(f"report: {html.resolve()}")
     out.print(f"markdown: {md.resolve()}")

@@ -20,6 +20,7 @@ import numpy as np
 from situate.errors import SituateError
 from situate.evaluation.statistics import Comparison, bootstrap_ci, compare, flipped, holm
 from situate.report.collect import RunData, Study
+from situate.report.selection import Selection, on_test, select
 
 ALPHA = 0.05
 PERMUTATIONS = 10_000
@@ -123,6 +124,7 @@ class StudyComparison:
     alpha: float = ALPHA
     headline: str | None = None
     compared: list[str] = field(default_factory=list)
+    selection: Selection | None = None  # the best configuration, picked on dev with a split
 
     def scope(self) -> str:
         """One sentence: which metrics each configuration was compared at, and the correction."""
@@ -131,6 +133,11 @@ class StudyComparison:
             f"{self.n_comparisons} comparison(s) in all, Holm-corrected together at "
             f"α = {self.alpha}"
         )
+        if self.selection is not None and self.selection.split == "dev_test":
+            holm_note += (
+                f"; every figure and comparison of this report is on the "
+                f"{self.selection.n_reported_on} test questions (the dev questions chose)"
+            )
         if self.headline is not None:
             return (
                 f"Compared with the baseline at the headline metric {labels} only "
@@ -236,6 +243,10 @@ def compare_study(
             "or null to compare at every one"
         )
     compared = [headline] if headline is not None else metrics
+    pick = headline or f"pass_at_{study.ks[-1]}"
+    selection = select(study.ok_runs, study.baseline, pick, column_of(pick), permutations, seed)
+    if selection is not None and selection.split == "dev_test":
+        study = on_test(study)  # the dev questions chose: what the report shows is on test
     base = study.baseline
     summaries = []
     for run in study.ok_runs:
@@ -271,8 +282,9 @@ def compare_study(
     for v in versus:
         v.comparisons = [replace(c, p_holm=next(adjusted)) for c in v.comparisons]
     return StudyComparison(
-        study, metrics, summaries, versus, k, permutations, seed, alpha, headline, compared
-    )
+        study, metrics, summaries, versus, k, permutations, seed, alpha, headline, compared,
+        selection,
+    )  # fmt: skip
 
 
 def _align(base: RunData, run: RunData) -> np.ndarray | None:

@@ -65,6 +65,7 @@ class ResultsTable(Callback):
         files = sorted(sweep.glob(f"*/{RESULT_FILE}"), key=_job_number)
         table = print_results(files)
         if table is not None:
+            print_selection(config, files)
             print_next_steps(config, sweep)
         close_parent(config, files, table or "")
 
@@ -135,6 +136,18 @@ def next_steps(config: DictConfig, folder: Path) -> list[tuple[str, str]]:
     return steps
 
 
+def print_selection(config: DictConfig, files: list[Path]) -> None:
+    """Under a sweep's table: its best job, picked on dev and reported on test with a split."""
+    from situate.console import console
+    from situate.report.selection import sweep_selection
+
+    rows = [json.loads(f.read_text()) for f in files]
+    baseline = config.get("baseline")
+    spec = OmegaConf.to_container(baseline, resolve=True) if baseline is not None else None
+    for line in sweep_selection(rows, [f.parent for f in files], spec):
+        console().print(line)
+
+
 def print_next_steps(config: DictConfig, folder: Path) -> None:
     from rich.table import Table
 
@@ -201,12 +214,15 @@ def results_table(rows: list[dict]):
     for g in groups:
         names = [str(r["choices"].get(g, "")) for r in rows]
         table.add_column(g, min_width=max(len(n) for n in [g, *names]), overflow="fold")
+    told = telling_overrides(rows, groups)
+    if told:  # parameters set per job (an Optuna trial's values) tell the rows apart
+        table.add_column("parameters", overflow="fold")
     for name in ("Pass", "Recall"):
         for k in ks:
             table.add_column(f"{name}@{k}", justify="right")
     table.add_column("MRR", justify="right")
     table.add_column("MLflow run", overflow="fold")
-    for r in rows:
+    for i, r in enumerate(rows):
         m = r.get("metrics", {})
         if r.get("error"):
             error = r["error"] if len(r["error"]) <= 70 else r["error"][:67] + "..."
@@ -215,5 +231,16 @@ def results_table(rows: list[dict]):
             cells = [f"{100 * m[f'pass_at_{k}']:.1f}" for k in ks]
             cells += [f"{100 * m[f'recall_at_{k}']:.1f}" for k in ks]
             cells += [f"{m['mrr']:.3f}", r.get("run_id") or "-"]
-        table.add_row(*[str(r["choices"].get(g, "")) for g in groups], *cells)
+        extra = [told[i]] if told else []
+        table.add_row(*[str(r["choices"].get(g, "")) for g in groups], *extra, *cells)
     return table
+
+
+def telling_overrides(rows: list[dict], groups: list[str]) -> list[str]:
+    """Per row, the overrides that differ between rows and are not a group choice shown; [] when
+    the rows' choices already tell them apart."""
+    if len({tuple(r["choices"].get(g) for g in groups) for r in rows}) == len(rows):
+        return []
+    lists = [r.get("overrides") or [] for r in rows]
+    shared = set.intersection(*(set(o) for o in lists)) if lists else set()
+    return [" ".join(o for o in overrides if o not in shared) for overrides in lists]

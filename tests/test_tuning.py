@@ -1,0 +1,111 @@
+"""Adaptive search (experiment=tune_fusion): the Optuna study resumes after a kill.
+
+The kill is deterministic: a Hydra callback ends the process (exit 137, as SIGKILL would) right
+after the third trial's job returns, before the sweeper records it, so two trials are finished
+and one was in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from situate.errors import SituateError
+from situate.tuning import objective_names, objective_value
+
+KILLER = """
+import os
+from hydra.experimental.callback import Callback
+
+
+class KillAfterJobs(Callback):
+    def __init__(self, jobs):
+        self.jobs, self.done = jobs, 0
+
+    def on_job_end(self, config, job_return, **kwargs):
+        self.done += 1
+        if self.done == self.jobs:
+            os._exit(137)
+"""
+
+
+@pytest.mark.slow
+def test_the_study_resumes_after_a_kill_without_repeating_finished_trials(
+    cookbook_dir: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "killer.py").write_text(KILLER)
+    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    args = ("run", "experiment=tune_fusion", "dataset.max_documents=4", f"output_dir={tmp_path}",
+            "hydra.sweeper.n_trials=4")  # fmt: skip
+    killed = run_cli(*args, "+hydra.callbacks.kill._target_=killer.KillAfterJobs",
+                     "+hydra.callbacks.kill.jobs=3", env=env)  # fmt: skip
+    assert killed.returncode == 137, killed.stderr[-3000:]
+    journal = tmp_path / "tuning" / "tune_fusion.jsonl"
+    before = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert [t["number"] for t in before] == [0, 1]  # the third was running when it died
+
+    resumed = run_cli(*args)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "2 trial(s) completed" in resumed.stderr + resumed.stdout
+    after = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert after[:2] == before  # finished trials kept as they were
+    assert [t["number"] for t in after] == [0, 1, 2, 3]
+    assert all(t["state"] == "COMPLETE" for t in after)
+    params = {tuple(sorted(t["params"].items())) for t in after}
+    assert len(params) == 4  # no finished trial drawn again
+    sweeps = sorted((tmp_path / "multirun").glob("*/*"))
+    jobs = [len(list(s.glob("*/result.json"))) for s in sweeps]
+    assert jobs == [3, 2]  # the resumed sweep ran only the two still to go
+    # each trial is a child MLflow run of its sweep's parent, scored on dev and test
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    runs = mlflow.search_runs(experiment_names=["tune_fusion"], output_format="list")
+    (parent,) = [r for r in runs if r.data.tags.get("sweep") == "true" and r.info.status == "FINISHED"]  # fmt: skip
+    children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
+    assert len(children) == 2
+    for child in children:
+        m = child.data.metrics
+        assert m["dev_n_questions"] + m["test_n_questions"] == m["n_questions"]
+    # the objective each trial returned is its dev Pass@20
+    resumed_rows = [json.loads(f.read_text()) for f in sweeps[1].glob("*/result.json")]
+    values = sorted(t["values"][0] for t in after[2:])
+    assert values == sorted(r["metrics"]["dev_pass_at_20"] for r in resumed_rows)
+
+
+def test_the_objective_is_taken_on_dev_with_a_split() -> None:
+    metrics = {"pass_at_20": 0.8, "dev_pass_at_20": 0.9, "test_pass_at_20": 0.7, "n_chunks": 32.0}
+    row = {"metrics": metrics, "ks": [5, 20]}
+    assert objective_value(row, None, "dev_test") == 0.9
+    assert objective_value(row, None, "none") == 0.8
+    assert objective_value(row, ["pass_at_20", "n_chunks"], "dev_test") == [0.9, 32.0]
+    assert objective_value({"error": "x", "ks": [20]}, None, "dev_test") is None
+    with pytest.raises(SituateError, match="objective: 'recall_at_3' is not a metric"):
+        objective_names(["recall_at_3"], [20], "none", metrics)
+
+
+def test_the_journal_replays_finished_trials_and_refuses_other_objectives(tmp_path: Path) -> None:
+    import optuna
+
+    from hydra_plugins.situate_optuna.sweeper import journal_storage
+    from situate.errors import SituateExit
+
+    path = tmp_path / "study.jsonl"
+    first = optuna.create_study(
+        study_name="s", storage=journal_storage(str(path)), direction="maximize"
+    )
+    first.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_int("n", 1, 3), n_trials=3)
+    again = optuna.create_study(
+        study_name="s", storage=journal_storage(str(path)), direction="maximize"
+    )
+    assert [t.params for t in again.trials] == [t.params for t in first.trials]
+    assert again.best_value == first.best_value
+    assert journal_storage(str(path)).completed("s") == 3
+    assert journal_storage(str(path)).completed("other") == 0
+    with pytest.raises(SituateExit, match="has 1 objective value"):
+        optuna.create_study(study_name="s", storage=journal_storage(str(path)),
+                            directions=["maximize", "minimize"])  # fmt: skip
