@@ -5,6 +5,7 @@ judgments alone by ``situate judge`` against the Anthropic emulator."""
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
@@ -28,12 +29,15 @@ DOCS = {
 QUESTIONS = "How do I install the tool?\nWhich port does the server use?\nWhen are invoices sent?\n"
 
 
-def common(folder: Path, out: Path) -> list[str]:
+def options(folder: Path, out: Path) -> list[str]:
     return [
         "dataset=folder", f"dataset.path={folder}", "chunker=markdown", "dataset.max_words=20",
-        "dataset.min_words=5", "context=none", "eval.ks=[1,3]", "study=no_gold",
-        "baseline={fusion:dense_only}", f"output_dir={out}",
+        "dataset.min_words=5", "context=none", "eval.ks=[1,3,6]", f"output_dir={out}",
     ]  # fmt: skip
+
+
+def common(folder: Path, out: Path) -> list[str]:
+    return [*options(folder, out), "study=no_gold", "baseline={fusion:dense_only}"]
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +49,11 @@ def study(tmp_path_factory) -> tuple[Path, Path]:
     out = tmp_path_factory.mktemp("out")
     proc = run_cli("run", *common(folder, out), "-m", "fusion=dense_only,rrf")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.count("no gold") >= 2 * (2 * 2 + 1), proc.stdout  # every gold cell, 2 rows
+    assert proc.stdout.count("no gold") == 2 * (2 * 3 + 1), proc.stdout  # every gold cell, 2 rows
+    logs = sorted(out.glob("multirun/*/*/*/app.log"))
+    assert len(logs) == 2
+    for log in logs:  # the k-vs-chunks check still runs
+        assert "eval.ks: k=6 not below the 6 chunks of folder" in log.read_text()
     return folder, out
 
 
@@ -71,13 +79,13 @@ def test_a_run_without_gold_ranks_every_question_and_logs_no_gold_metric(study):
         assert gold == [] and "mrr" not in m and "map" not in m
         folder = Path(client.download_artifacts(r.info.run_id, "", str(out / r.info.run_id)))
         run_lines = (folder / "run.trec").read_text().splitlines()
-        assert len(run_lines) == 3 * 3  # every question, top 3
+        assert len(run_lines) == 3 * 6  # every question, top 6
         assert (folder / "qrels.txt").read_text() == ""
         with open(folder / "per_question.csv", newline="") as f:
             rows = list(csv.DictReader(f))
         assert [row["qid"] for row in rows] == ["q1", "q2", "q3"]
         for row in rows:
-            assert row["top_3_chunk_ids"].count(" ") == 2
+            assert row["top_6_chunk_ids"].count(" ") == 5
             assert row["gold"] == row["recall_at_3"] == row["pass_at_1"] == ""
             assert row["reciprocal_rank"] == row["average_precision"] == ""
 
@@ -112,3 +120,35 @@ def test_judge_scores_every_arm_on_judgments_alone(study):
         assert m["unjudged_at_3"] == 0.0 and m["unjudged_at_1"] == 0.0  # pooled arms
         assert 0.0 <= m["judged_ndcg_at_3"] <= 1.0 and "judged_precision_at_3" in m
         assert "recall_at_3" not in m and "mrr" not in m
+
+
+def test_unlabelled_questions_leave_the_gold_metrics_of_the_labelled_ones_unchanged(tmp_path):
+    """The same folder twice: qa.json with two questions with gold, then the same two and one
+    without gold between them; every gold metric is the same, over the two."""
+    from situate.api import Result
+
+    labelled = [
+        {"id": "install", "q": "How do I install the tool?", "gold": ["pip install situate-cli"]},
+        {"id": "invoices", "q": "When are invoices sent?", "gold": ["first working day"]},
+    ]
+    unlabelled = {"id": "port", "q": "Which port does the server use?"}
+    results = {}
+    for name, records in (("gold", labelled), ("mixed", [labelled[0], unlabelled, labelled[1]])):
+        folder = tmp_path / name
+        folder.mkdir()
+        for doc, text in DOCS.items():
+            (folder / doc).write_text(text, encoding="utf-8")
+        (folder / "qa.json").write_text(json.dumps(records), encoding="utf-8")
+        out = tmp_path / f"out_{name}"
+        proc = run_cli("run", *options(folder, out))
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        (run_dir,) = out.glob("runs/*/*")
+        results[name] = Result.from_folder(run_dir)
+    gold, mixed = results["gold"].metrics, results["mixed"].metrics
+    assert (mixed["n_questions"], mixed["questions_with_gold"]) == (3.0, 2.0)
+    assert (gold["n_questions"], gold["questions_with_gold"]) == (2.0, 2.0)
+    named = [m for m in gold if m.startswith(("pass_", "recall_", "ndcg_", "precision_"))]
+    assert len(named) == 4 * 3
+    for m in [*named, "mrr", "map"]:
+        assert mixed[m] == pytest.approx(gold[m]), m
+    assert list(results["mixed"].scores("recall_at_3").index) == ["install", "invoices"]
