@@ -189,6 +189,7 @@ def test_questions_txt_one_question_per_line_and_never_a_document(root: Path) ->
     assert [(q.qid, q.text, q.gold) for q in corpus.questions] == [
         ("q1", "How to install?", ()), ("q3", "How to use it?", ()),
     ]  # fmt: skip
+    assert FolderLoader(str(root)).questions_file() == root / "questions.txt"
     write_qa(root, [{"q": "From qa.json", "gold": ["guide.md#1"]}])  # qa.json comes first
     assert [q.text for q in FolderLoader(str(root)).load().questions] == ["From qa.json"]
 

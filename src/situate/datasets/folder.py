@@ -156,13 +156,18 @@ class FolderLoader:
         return read
 
     def questions_file(self) -> Path:
-        """Where the questions are read from: ``qa``, else ``<path>/qa.json``."""
-        return Path(self.qa or Path(self.path) / "qa.json").expanduser()
+        """Where the questions are read from: ``qa``, else ``<path>/qa.json`` or
+        ``<path>/questions.txt`` (the first that exists; ``qa.json`` when neither does)."""
+        if self.qa is not None:
+            return Path(self.qa).expanduser()
+        root = Path(self.path).expanduser()
+        return next((root / n for n in QUESTIONS_FILES if (root / n).is_file()), root / "qa.json")
 
     def _qa_path(self, root: Path) -> Path | None:
         if self.qa is not None:
             return existing_path(self.qa, "questions file", "set dataset.qa=<path to qa.json>")
-        return next((root / n for n in QUESTIONS_FILES if (root / n).is_file()), None)
+        found = self.questions_file()
+        return found if found.is_file() else None
 
 
 def questions_from_lines(path: Path) -> list[Question]:
