@@ -122,3 +122,10 @@ def test_the_default_store_is_opened_with_make_mlflow_ui(tmp_path: Path, monkeyp
     assert steps["report"].startswith(
         "make report (= situate report experiment=cookbook_replication)"
     )
+
+
+def test_a_run_without_gold_shows_no_gold_not_zeros() -> None:
+    no_gold = {**row("baseline", 0), "metrics": {"n_questions": 3.0, "questions_with_gold": 0.0}}
+    text = render(results_table([no_gold, row("contextual_bm25", 1)]), 200)
+    line = next(x for x in text.splitlines() if "baseline" in x)
+    assert line.count("no gold") == 7 and "0.0" not in line  # Pass@3 ks, Recall@3 ks, MRR

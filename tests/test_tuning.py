@@ -88,6 +88,12 @@ def test_the_objective_is_taken_on_dev_with_a_split() -> None:
         objective_names(["recall_at_3"], [20], "none", metrics)
 
 
+def test_without_gold_the_default_objective_is_none_and_a_cost_objective_still_works() -> None:
+    row = {"metrics": {"questions_with_gold": 0.0, "n_chunks": 32.0}, "ks": [5, 20]}
+    assert objective_value(row, None, "none") is None
+    assert objective_value(row, ["n_chunks"], "none") == 32.0
+
+
 def test_the_journal_replays_finished_trials_and_refuses_other_objectives(tmp_path: Path) -> None:
     import optuna
 

@@ -61,7 +61,8 @@ class Result:
         return cls(row["metrics"], table, row.get("run_id"), folder, list(row.get("overrides", [])))
 
     def scores(self, metric: str, part: str | None = None) -> pd.Series:
-        """Per-question ``metric`` (``pass_at_20``, ``recall_at_5``, ``mrr``) indexed by qid."""
+        """Per-question ``metric`` (``pass_at_20``, ``recall_at_5``, ``mrr``) indexed by qid;
+        questions without gold (blank cells) are not scored, so they are left out."""
         column = "reciprocal_rank" if metric == "mrr" else metric
         table = self.per_question
         if column not in table:
@@ -76,7 +77,7 @@ class Result:
                     f"{self.folder / PER_QUESTION}: no question in part {part!r}; run with "
                     "eval.split=dev_test (parts dev, test) or kfold (fold_1, ...)"
                 )
-        return pd.to_numeric(table.set_index("qid")[column], errors="coerce").fillna(0.0)
+        return pd.to_numeric(table.set_index("qid")[column], errors="coerce").dropna()
 
 
 def run(overrides: Sequence[str] = ()) -> Result:
@@ -191,6 +192,11 @@ def compare(
     if not others:
         raise SituateError("situate.compare: give the baseline and at least one run to compare")
     a = baseline.scores(metric, part)
+    if a.empty:
+        raise SituateError(
+            f"situate.compare: {baseline.folder}: no question has gold, so there is no {metric}; "
+            "score the runs on judgments with `situate judge`"
+        )
     rows, labels = [], []
     for other in others:
         b = other.scores(metric, part)

@@ -91,19 +91,19 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
             + ["part"]
         )
         for r in result.evaluation.per_question:
-            w.writerow(
-                [
-                    r.qid,
-                    r.question,
-                    " ".join(r.gold),
-                    " ".join(r.top_ids),
-                    r.first_relevant_rank or "",
-                    f"{r.reciprocal_rank:.4f}",
-                ]
+            scores = (
+                [f"{r.reciprocal_rank:.4f}"]
                 + [f"{r.recall[k]:.4f}" for k in ks]
                 + [f"{r.passed[k]:.4f}" for k in ks]
                 + [f"{r.precision[k]:.4f}" for k in ks]
                 + [f"{r.average_precision:.4f}"]
+                if r.has_gold
+                else [""] * (2 + 3 * len(ks))  # a question without gold: empty cells, not zeros
+            )
+            w.writerow(
+                [r.qid, r.question, " ".join(r.gold), " ".join(r.top_ids)]
+                + [r.first_relevant_rank or ""]
+                + scores
                 + [r.part]
             )
     write_trec_files(folder, result.evaluation.per_question, result.chunks, tag=str(cfg.study))

@@ -293,7 +293,8 @@ def no_questions(dataset: DatasetLoader, corpus: Corpus) -> SituateError:
         what = (
             f"{path}: {'no questions in it' if path.is_file() else 'no questions file'}, and "
             '`situate run` scores retrieval against questions; write it (a JSON list of {"q": '
-            '..., "gold": [...], "id": ...}: README, "Your own documents") or set dataset.qa=<file>'
+            '..., "gold": [...], "id": ...}: README, "Your own documents"), write questions.txt '
+            "(one question per line, no gold) or set dataset.qa=<file>"
         )
     else:
         what = (

@@ -38,5 +38,7 @@ def objective_value(row: Mapping, objective: Sequence[str] | None, split: str):
     metrics = row.get("metrics")
     if not metrics:
         return None
+    if not objective and metrics.get("questions_with_gold") == 0:
+        return None  # no gold: nothing to optimize by default (a cost objective still works)
     values = [float(metrics[k]) for k in objective_names(objective, row["ks"], split, metrics)]
     return values[0] if len(values) == 1 else values

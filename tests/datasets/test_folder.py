@@ -166,6 +166,42 @@ def test_explicit_qa_path(root: Path, tmp_path: Path) -> None:
     )
 
 
+def test_records_without_gold_are_questions_without_gold(root: Path) -> None:
+    write_qa(
+        root,
+        [
+            {"q": "How to install?", "gold": ["guide.md#0"]},
+            {"id": "usage", "q": "How to use it?"},
+            {"q": "Anything plain?", "gold": []},
+        ],
+    )
+    questions = FolderLoader(str(root)).load().questions
+    assert [(q.qid, q.text) for q in questions] == [
+        ("q0", "How to install?"), ("usage", "How to use it?"), ("q2", "Anything plain?"),
+    ]  # fmt: skip
+    assert [q.gold for q in questions] == [(Span("guide.md", 0, 26, "span"),), (), ()]
+
+
+def test_questions_txt_one_question_per_line_and_never_a_document(root: Path) -> None:
+    (root / "questions.txt").write_text("How to install?\n\n  How to use it?  \n", encoding="utf-8")
+    corpus = FolderLoader(str(root)).load()
+    assert [d.doc_id for d in corpus.documents] == ["guide.md", "notes/plain.txt"]
+    assert [(q.qid, q.text, q.gold) for q in corpus.questions] == [
+        ("q1", "How to install?", ()), ("q3", "How to use it?", ()),
+    ]  # fmt: skip
+    assert FolderLoader(str(root)).questions_file() == root / "questions.txt"
+    write_qa(root, [{"q": "From qa.json", "gold": ["guide.md#1"]}])  # qa.json comes first
+    assert [q.text for q in FolderLoader(str(root)).load().questions] == ["From qa.json"]
+
+
+def test_explicit_txt_questions_file_inside_the_folder(root: Path) -> None:
+    asked = root / "notes" / "asked.txt"
+    asked.write_text("Second line?\n", encoding="utf-8")
+    corpus = FolderLoader(str(root), qa=str(asked)).load()
+    assert [d.doc_id for d in corpus.documents] == ["guide.md", "notes/plain.txt"]
+    assert [(q.qid, q.gold) for q in corpus.questions] == [("q1", ())]
+
+
 def gold_error(root: Path, record: dict[str, Any], index: int = 0) -> str:
     write_qa(root, [{"q": "fine", "gold": ["guide.md#0"]}] * index + [record])
     return load_error(root)
@@ -231,11 +267,18 @@ def test_missing_fields(root: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("gold", [[], "guide.md#0"])
-def test_empty_gold(root: Path, gold: Any) -> None:
-    assert gold_error(root, {"q": "?", "gold": gold}) == (
-        f'{root / "qa.json"}: question 0 (id q0): "gold" must be a non-empty list; add at least '
-        'one "file.md#N", quote or {"path", "start", "end"} entry'
+def test_gold_that_is_not_a_list(root: Path) -> None:
+    assert gold_error(root, {"q": "?", "gold": "guide.md#0"}) == (
+        f'{root / "qa.json"}: question 0 (id q0): "gold" must be a list; write ["file.md#N", '
+        '...], a list of quotes or {"path", "start", "end"} entries, or leave it out for a '
+        "question without gold"
+    )
+
+
+def test_a_misnamed_gold_field_is_not_taken_for_no_gold(root: Path) -> None:
+    assert gold_error(root, {"q": "?", "golds": ["guide.md#0"]}) == (
+        f"{root / 'qa.json'}: question 0 (id q0): missing field(s) gold (fields present: golds, "
+        "q); rename or add them"
     )
 
 
@@ -307,11 +350,12 @@ def test_the_readme_qa_json_example_loads_as_documented(tmp_path: Path) -> None:
     (root / "guide" / "server.md").write_text(SERVER, encoding="utf-8")
     (root / "qa.json").write_text(readme_qa_example(), encoding="utf-8")
     questions = FolderLoader(str(root)).load().questions
-    assert [q.qid for q in questions] == ["install", "port", "q2"]  # "id" optional: q<position>
+    assert [q.qid for q in questions] == ["install", "port", "q2", "q3"]  # q<position> by default
     assert [q.gold for q in questions] == [
         (Span("guide/setup.md", 52, 102, "span"),),
         (Span("guide/server.md", 32, 41, "answer_text"),),
         (Span("guide/setup.md", 0, 40, "span"), Span("guide/setup.md", 84, 95, "answer_text")),
+        (),  # no gold: searched and judged, never scored
     ]
 
 
@@ -323,5 +367,5 @@ def test_qa_json_written_as_json_lines(root: Path) -> None:
     assert load_error(root) == (
         f"{root / 'qa.json'}:2: this is JSON Lines (one JSON value per line), but dataset=folder "
         'reads one JSON list of questions ([{"q": ..., "gold": [...]}, ...]); put the records in '
-        "one list, separated by commas"
+        "one list, separated by commas, or write one question per line in a .txt file"
     )

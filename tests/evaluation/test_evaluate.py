@@ -223,3 +223,32 @@ def test_a_k_that_reaches_the_number_of_chunks_is_warned_and_recorded() -> None:
     fine = Evaluator(ks=(1, 5))
     assert fine.depth_warning(c, len(CHUNKS)) is None
     assert fine.evaluate(c, CHUNKS, worst).metrics["ks_covering_all_chunks"] == 0
+
+
+def test_a_question_without_gold_is_ranked_but_not_scored() -> None:
+    # q1's gold lies in a1 (row 1), found at rank 2 of [a0, a1]; q2 has no gold and ranks b1, b2
+    labelled, unlabelled = q("q1", Span("a", 12, 18)), q("q2")
+    ev = Evaluator(ks=(1, 2)).evaluate(
+        corpus(labelled, unlabelled), CHUNKS, ranking([0, 1], [4, 5])
+    )
+    m = ev.metrics
+    assert (m["n_questions"], m["questions_with_gold"]) == (2.0, 1.0)
+    # q1 alone: a miss at 1, a hit at 2 (q2 would halve these if it counted as a miss)
+    assert (m["recall_at_1"], m["recall_at_2"], m["mrr"]) == (0.0, 1.0, 0.5)
+    assert [r.has_gold for r in ev.per_question] == [True, False]
+    r2 = ev.per_question[1]
+    assert (r2.qid, r2.gold, r2.top_ids, r2.recall, r2.relevant_ids) == (
+        "q2",
+        [],
+        ["b1", "b2"],
+        {},
+        [],
+    )
+
+
+def test_no_gold_at_all_gives_counts_and_no_gold_metric() -> None:
+    ev = Evaluator(ks=(1, 2)).evaluate(corpus(q("q1"), q("q2")), CHUNKS, ranking([0, 1], [4, 5]))
+    assert [r.top_ids for r in ev.per_question] == [["a0", "a1"], ["b1", "b2"]]
+    gold_named = [k for k in ev.metrics if "_at_" in k and k != "ks_covering_all_chunks"]
+    assert gold_named == [] and "mrr" not in ev.metrics and "map" not in ev.metrics
+    assert ev.metrics["n_questions"] == 2.0 and ev.metrics["questions_with_gold"] == 0.0

@@ -128,7 +128,7 @@ def test_on_bad_file_must_be_error_or_skip() -> None:
 def test_read_folder_names_files_without_a_parser(folder: Path, caplog) -> None:
     caplog.set_level("INFO", logger="situate")
     (folder / "qa.json").write_text("[]")
-    result = reader().read_folder(folder, unmentioned=("qa.json",))
+    result = reader().read_folder(folder, not_documents=("qa.json",))
     assert len(result.documents) == 3
     assert (
         f"{folder}: 1 file(s) with no parser left out (.png, e.g. image.png); map a suffix with "

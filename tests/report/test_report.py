@@ -89,9 +89,12 @@ def _log_run(
     for f in folder.iterdir():
         client.log_artifact(rid, str(f))
     scores = [c for c in rows[0] if c == "reciprocal_rank" or re.fullmatch(r"(pass|recall)_at_\d+", c)]  # fmt: skip
-    means = {k: sum(float(r[k]) for r in rows) / len(rows) for k in scores}
+    scored = {k: [float(r[k]) for r in rows if r[k] != ""] for k in scores}  # blank: no gold
+    means = {
+        ("mrr" if k == "reciprocal_rank" else k): sum(v) / len(v) for k, v in scored.items() if v
+    }
     cost = COSTS.get(name, 0.0)
-    metrics = {**means, "mrr": means.pop("reciprocal_rank"), "config_cost_usd_total": cost}
+    metrics = {**means, "config_cost_usd_total": cost}
     metrics["config_cost_usd_context"] = cost
     if tags["context"] == "llm":
         metrics.update(config_tokens_input_uncached=1200, config_tokens_cache_write=800, config_tokens_cache_read=5000, config_tokens_output=300)  # fmt: skip
@@ -385,3 +388,51 @@ def test_the_cli_reads_report_headline(at1_store, tmp_path, monkeypatch, capsys)
     out = capsys.readouterr().out
     assert "vs baseline (Recall@1, Holm)" in out and "+50.0 pts, significant" in out
     assert "headline metric Recall@1 only" in (tmp_path / "reports" / AT1 / "report.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def mixed_store(tmp_path_factory) -> str:
+    """Gold for 4 of 6 questions (q4, q5 blank, as a run writes them): the baseline finds q0..q3
+    at ranks 1, 2, 1, 2; the arm at rank 1 each. A second study has no gold at all."""
+    from mlflow.tracking import MlflowClient
+
+    root = tmp_path_factory.mktemp("mixed_store")
+    uri = f"sqlite:///{(root / 'mlflow.db').resolve()}"
+    client = MlflowClient(tracking_uri=uri)
+
+    def unlabelled(rows: list[dict], n: int) -> list[dict]:
+        for row in rows[-n:]:
+            row.update({k: "" for k in row if k not in ("qid", "question")})
+        return rows
+
+    for study, n_blank in (("mixed_gold", 2), ("no_gold", 6)):
+        exp = client.create_experiment(study, artifact_location=(root / study).resolve().as_uri())
+        pid = client.create_run(exp, run_name="sweep", tags={"sweep": "true"}).info.run_id
+        for arm, ranks in (("baseline", [1, 2, 1, 2, 1, 1]), ("arm", [1] * 6)):
+            tags = {"arm": arm, "context": "none", "dataset": "folder", "git_commit": "abc123"}
+            rows = unlabelled(_ranked_rows(ranks), n_blank)
+            _log_run(client, exp, pid, arm, tags, root / study / arm, rows)
+        client.set_terminated(pid, "FINISHED")
+    return uri
+
+
+def test_questions_without_gold_are_left_out_of_gold_means_and_pairs(mixed_store):
+    sc = compare_study(
+        load_study("mixed_gold", {"arm": "baseline"}, mixed_store), permutations=PERMUTATIONS
+    )
+    base = next(s for s in sc.summaries if s.is_baseline)
+    assert base.means["recall_at_1"] == 0.5  # 2 of 4, not 4 of 6 nor 2 of 6
+    assert base.means["mrr"] == 0.75  # (1 + 1/2 + 1 + 1/2) / 4
+    r1 = sc.versus[0].get("recall_at_1")
+    assert (r1.baseline, r1.value) == (0.5, 1.0)
+    assert (r1.wins, r1.ties, r1.losses) == (2, 2, 0)  # the 2 unlabelled questions are no ties
+
+
+def test_a_study_without_gold_is_one_line_pointing_at_the_judge(mixed_store):
+    study = load_study("no_gold", {"arm": "baseline"}, mixed_store)
+    with pytest.raises(SituateError) as e:
+        compare_study(study, permutations=PERMUTATIONS)
+    assert str(e.value) == (
+        "study no_gold: no question has gold, so there is no Pass@1; score it on judgments "
+        "instead: situate judge experiment=no_gold"
+    )

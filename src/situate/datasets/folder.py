@@ -2,7 +2,11 @@
 
 Each file is read by the parser its suffix names (``situate.parsing``); its parsed text is the
 document, and every offset below is into that text. ``qa.json`` is a JSON list of
-``{"q": str, "gold": [...], "id"?: str}``; each gold entry is
+``{"q": str, "gold"?: [...], "id"?: str}``; a record without ``gold`` (or with ``"gold": []``) is
+a question without gold: it is searched and can be judged (``situate judge``), never scored as a
+miss (a record with fields besides ``q`` and ``id`` needs ``gold``: they may be a misnamed one). Without ``qa.json``, ``questions.txt`` (one question per non-blank line, ids ``q1``, ``q2``
+... by line number) holds questions without gold; either file is never a document. Each gold
+entry is
 
 - ``"relative/path.md#N"``: the span of chunk N of that file under ``MarkdownChunker`` (the ids
   that ``situate chunks`` lists), matched as a span;
@@ -23,7 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from situate.chunking.markdown import MarkdownChunker
-from situate.datasets.base import existing_path, question_text, read_json, require_fields
+from situate.datasets.base import (
+    existing_path,
+    question_text,
+    read_json,
+    read_text,
+    require_fields,
+)
 from situate.datasets.quotes import (
     DEFAULT_THRESHOLD,
     RULES,
@@ -38,8 +48,9 @@ from situate.records import Chunk, Corpus, Document, Question, Span
 
 QA_EXPECTED = (
     'dataset=folder reads one JSON list of questions ([{"q": ..., "gold": [...]}, ...]); put the '
-    "records in one list, separated by commas"
+    "records in one list, separated by commas, or write one question per line in a .txt file"
 )
+QUESTIONS_FILES = ("qa.json", "questions.txt")  # looked for in this order in the folder
 log = logging.getLogger("situate")
 _CHUNK_REF = re.compile(r"(\S+\.\w+)#(\d+)")
 _PAGE_REF = re.compile(r"(\S+\.\w+)#page=(\d+)")
@@ -53,7 +64,9 @@ class FolderLoader:
     path
         The folder. Document ids are file paths relative to it, with forward slashes.
     qa
-        The questions file; default ``<path>/qa.json``. Without one the corpus has no questions.
+        The questions file: JSON (``qa.json`` records) or, ending in ``.txt``, one question per
+        line without gold; default ``<path>/qa.json``, else ``<path>/questions.txt``. Without one
+        the corpus has no questions.
     name
         Corpus name.
     max_words, min_words
@@ -118,12 +131,14 @@ class FolderLoader:
         root = existing_path(self.path, "dataset folder", fix)
         if not root.is_dir():
             raise SituateError(f"{root}: not a folder; {fix}")
-        read = self._read(root)
+        qa_path = self._qa_path(root)
+        read = self._read(root, qa_path)
         documents = read.documents
         notes = read.notes()
-        qa_path = self._qa_path(root)
         questions: list[Question] = []
-        if qa_path is not None:
+        if qa_path is not None and qa_path.suffix.lower() == ".txt":
+            questions = questions_from_lines(qa_path)
+        elif qa_path is not None:
             resolver = GoldResolver(
                 qa_path, root, documents, self.max_words, self.min_words, self.quote_threshold
             )
@@ -131,24 +146,41 @@ class FolderLoader:
             notes.update({f"quotes_{rule}": n for rule, n in sorted(resolver.rules.items())})
         return Corpus(name=self.name, documents=documents, questions=questions, notes=notes)
 
-    def _read(self, root: Path) -> ReadResult:
-        read = self.reader.read_folder(root, unmentioned=("qa.json",))
+    def _read(self, root: Path, qa_path: Path | None) -> ReadResult:
+        """The folder's documents; the questions file is none of them."""
+        skip = set(QUESTIONS_FILES)
+        if qa_path is not None and qa_path.resolve().is_relative_to(root.resolve()):
+            skip.add(qa_path.resolve().relative_to(root.resolve()).as_posix())
+        read = self.reader.read_folder(root, not_documents=skip)
         log.info("%s: %d parsed, %d from the parse cache", root, read.parsed, read.cached)
         return read
 
     def questions_file(self) -> Path:
-        """Where the questions are read from: ``qa``, else ``<path>/qa.json``."""
-        return Path(self.qa or Path(self.path) / "qa.json").expanduser()
+        """Where the questions are read from: ``qa``, else ``<path>/qa.json`` or
+        ``<path>/questions.txt`` (the first that exists; ``qa.json`` when neither does)."""
+        if self.qa is not None:
+            return Path(self.qa).expanduser()
+        root = Path(self.path).expanduser()
+        return next((root / n for n in QUESTIONS_FILES if (root / n).is_file()), root / "qa.json")
 
     def _qa_path(self, root: Path) -> Path | None:
         if self.qa is not None:
             return existing_path(self.qa, "questions file", "set dataset.qa=<path to qa.json>")
-        default = root / "qa.json"
-        return default if default.is_file() else None
+        found = self.questions_file()
+        return found if found.is_file() else None
+
+
+def questions_from_lines(path: Path) -> list[Question]:
+    """``questions.txt``: one question per non-blank line, without gold; ids ``q<line number>``."""
+    return [
+        Question(qid=f"q{n}", text=line.strip(), gold=())
+        for n, line in enumerate(read_text(path).splitlines(), start=1)
+        if line.strip()
+    ]
 
 
 class GoldResolver:
-    """Turns the records of ``qa.json`` into questions with gold character spans.
+    """Turns the records of ``qa.json`` into questions with gold character spans (or none).
 
     Parameters
     ----------
@@ -206,13 +238,15 @@ class GoldResolver:
         """Resolve one record into a Question (qid = its "id", else ``f"q{index}"``)."""
         qid = str(record["id"]) if isinstance(record, dict) and "id" in record else f"q{index}"
         where = f"{self.qa_path}: question {index} (id {qid})"
-        require_fields(record, ("q", "gold"), where)
+        # a question without gold is {"q", "id"?}: other fields may be a misnamed gold list
+        other = isinstance(record, dict) and record.keys() - {"q", "id", "gold"}
+        require_fields(record, ("q", "gold") if other else ("q",), where)
         text = question_text(record["q"], where)
-        gold = record["gold"]
-        if not isinstance(gold, list) or not gold:
+        gold = record.get("gold", [])
+        if not isinstance(gold, list):
             raise SituateError(
-                f'{where}: "gold" must be a non-empty list; add at least one "file.md#N", '
-                'quote or {"path", "start", "end"} entry'
+                f'{where}: "gold" must be a list; write ["file.md#N", ...], a list of quotes or '
+                '{"path", "start", "end"} entries, or leave it out for a question without gold'
             )
         spans = tuple(self.span(f"{where}, gold {k}", entry) for k, entry in enumerate(gold))
         quotes = [q for q in map(self._quote, gold) if q is not None]

@@ -1,7 +1,13 @@
-"""Score a run's ranked chunks: a chunk is relevant when it overlaps a gold span."""
+"""Score a run's ranked chunks: a chunk is relevant when it overlaps a gold span.
+
+A question without gold (a corpus with no labels, or some unlabeled questions) is ranked and
+listed but never scored: the gold metrics average the questions that have gold
+(``questions_with_gold``), and a corpus without any has no gold metric at all (not zeros).
+"""
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,22 +27,28 @@ from situate.evaluation.splits import assign_parts, check_split, part_names
 from situate.rankings import Rankings
 from situate.records import Chunk, Corpus, Span
 
+log = logging.getLogger("situate")
+
 
 @dataclass
 class QuestionResult:
     qid: str
     question: str
-    gold: list[str]  # "doc_id:start-end" per gold span
+    gold: list[str]  # "doc_id:start-end" per gold span; empty: the question is not scored
     top_ids: list[str]  # chunk ids, best first, up to the evaluation depth
-    recall: dict[int, float]
-    passed: dict[int, float]
-    ndcg: dict[int, float]
-    reciprocal_rank: float
-    first_relevant_rank: int | None
+    recall: dict[int, float] = field(default_factory=dict)  # these scores: empty without gold
+    passed: dict[int, float] = field(default_factory=dict)
+    ndcg: dict[int, float] = field(default_factory=dict)
+    reciprocal_rank: float = 0.0
+    first_relevant_rank: int | None = None
     precision: dict[int, float] = field(default_factory=dict)
     average_precision: float = 0.0
     relevant_ids: list[str] = field(default_factory=list)  # chunks overlapping a gold span
     part: str = ""  # the question's part of the split (eval.split): dev, test, fold_N or ""
+
+    @property
+    def has_gold(self) -> bool:
+        return bool(self.gold)
 
 
 @dataclass
@@ -156,6 +168,10 @@ class Evaluator:
         for qi, q in enumerate(corpus.questions):
             ids, _ = ranking.row(qi)
             ids = ids[:depth]
+            if not q.gold:
+                top_ids = [chunks[r].chunk_id for r in ids]
+                results.append(QuestionResult(q.qid, q.text, [], top_ids, part=parts[qi]))
+                continue
             overlap = np.array([np.isin(ids, rows) for rows in relevant[qi]]).reshape(
                 len(q.gold), len(ids)
             )
@@ -196,14 +212,23 @@ class Evaluator:
                     "questions have too few documents); lower eval.folds or set eval.split=none"
                 )
             metrics.update({f"{part}_{k}": v for k, v in self.aggregate(members).items()})
+        if metrics["questions_with_gold"] < len(results):
+            log.info(
+                "%s: %d of %d questions have gold; gold metrics average those only",
+                corpus.name, int(metrics["questions_with_gold"]), len(results),
+            )  # fmt: skip
         metrics["ks_covering_all_chunks"] = float(len(self.ks_covering(len(chunks))))
         return Evaluation(metrics, results)
 
     def aggregate(self, results: list[QuestionResult]) -> dict[str, float]:
+        """Means over the questions with gold; only the counts when none has gold."""
         if not results:
-            raise SituateError(
-                "evaluation: the dataset has no questions with gold; nothing to score"
-            )
+            raise SituateError("evaluation: the dataset has no questions; nothing to score")
+        counts = {"n_questions": float(len(results))}
+        results = [r for r in results if r.has_gold]
+        counts["questions_with_gold"] = float(len(results))
+        if not results:
+            return counts
         metrics: dict[str, float] = {}
         for k in self.ks:
             recall = float(np.mean([r.recall[k] for r in results]))
@@ -214,8 +239,7 @@ class Evaluator:
             metrics[f"precision_at_{k}"] = float(np.mean([r.precision[k] for r in results]))
         metrics["map"] = float(np.mean([r.average_precision for r in results]))
         metrics["mrr"] = float(np.mean([r.reciprocal_rank for r in results]))
-        metrics["n_questions"] = float(len(results))
-        return metrics
+        return {**metrics, **counts}
 
 
 def _passes(gold: Span, corpus: Corpus, chunk: Chunk, overlaps: bool) -> bool:

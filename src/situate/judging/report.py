@@ -182,6 +182,8 @@ def _markdown(j, sc, metrics, agree: Agreement | None, run, n_by_hand: int) -> s
         "",
         "Values are % (MRR and MAP as fractions x 100) with 95% bootstrap intervals.",
         "",
+        _gold_note(study.baseline),
+        "",
     ]
     for k in study.ks:
         at_k = [m for m in metrics if m.endswith(f"_at_{k}")]
@@ -190,7 +192,9 @@ def _markdown(j, sc, metrics, agree: Agreement | None, run, n_by_hand: int) -> s
     if rest:
         lines += _table(sc, rest, "rank metrics on gold")
     scope = (
-        f"Paired comparisons with {study.baseline.label} at every judged and gold metric except "
+        f"Paired comparisons with {study.baseline.label} at every judged "
+        + ("and gold metric" if "mrr" in metrics else "metric")  # gold_names ends with mrr
+        + " except "
         f"coverage (unjudged@k): {sc.n_comparisons} in all, randomization test, Holm-corrected "
         f"together at α = {sc.alpha}; 95% bootstrap interval of the difference (points)."
     )
@@ -219,6 +223,22 @@ def _markdown(j, sc, metrics, agree: Agreement | None, run, n_by_hand: int) -> s
         ]
     lines += ["", "## The prompt", "", "```", render("QUESTION", "CHUNK TEXT"), "```", ""]
     return "\n".join(lines)
+
+
+def _gold_note(base) -> str:
+    """How many questions the gold metrics (if any) stand on."""
+    n, labelled = len(base.qids), int(base.scored("reciprocal_rank").sum())
+    if not labelled:
+        return (
+            "The study has no gold: every arm is scored on the judgments alone (no gold metric, "
+            "no agreement with gold)."
+        )
+    if labelled < n:
+        return (
+            f"Gold metrics average the {labelled} of {n} questions that have gold; judged "
+            "metrics all of them."
+        )
+    return f"All {n} questions have gold."
 
 
 def _table(sc, metrics: list[str], title: str) -> list[str]:

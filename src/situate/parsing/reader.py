@@ -113,15 +113,17 @@ class DocumentReader:
         key = lambda p: p.relative_to(root).as_posix()  # noqa: E731
         return sorted(readable, key=key), sorted(other, key=key)
 
-    def read_folder(self, root: Path, unmentioned: Collection[str] = ()) -> ReadResult:
+    def read_folder(self, root: Path, not_documents: Collection[str] = ()) -> ReadResult:
         """Every file under ``root`` that has a parser, as documents.
 
-        Files of other suffixes are left out with one log line (except names in
-        ``unmentioned``, such as the questions file); a folder with no document, or whose every
-        document is a bad file, is an error.
+        Files of other suffixes are left out with one log line; ``not_documents`` (paths relative
+        to ``root``, such as the questions files) are left out silently. A folder with no
+        document, or whose every document is a bad file, is an error.
         """
         files, other = self.find(root)
-        other = [p for p in other if p.name not in unmentioned]
+        rel = lambda p: p.relative_to(root).as_posix()  # noqa: E731
+        files = [p for p in files if rel(p) not in not_documents]
+        other = [p for p in other if rel(p) not in not_documents]
         suffixes = ", ".join(sorted({p.suffix.lower() or p.name for p in other}))
         if not files:
             known = ", ".join(f".{s}" for s in self.suffixes)

@@ -70,6 +70,11 @@ class RunData:
         """A per-question column as floats (blank cells are 0), in the CSV's question order."""
         return np.array([float(q.get(name) or 0.0) for q in self.questions or []], dtype=float)
 
+    def scored(self, name: str) -> np.ndarray:
+        """Which questions a per-question column scores: a blank cell is a question without gold
+        in a gold metric's column (never a miss), left out of its means and comparisons."""
+        return np.array([q.get(name) not in (None, "") for q in self.questions or []], dtype=bool)
+
     def value(self, key: str) -> str | None:
         """A tag (config group choice) or, failing that, a param (flattened config key)."""
         if key in self.tags:

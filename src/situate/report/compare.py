@@ -242,9 +242,20 @@ def compare_study(
             f"scored at k = {', '.join(map(str, study.ks))}); choose one of {', '.join(metrics)}, "
             "or null to compare at every one"
         )
+    unscored = [m for m in metrics if not study.baseline.scored(column_of(m)).any()]
+    if unscored:
+        raise SituateError(
+            f"study {study.name}: no question has gold, so there is no {metric_label(unscored[0])}"
+            f"; score it on judgments instead: situate judge experiment={study.name}"
+        )
     compared = [headline] if headline is not None else metrics
     pick = headline or f"pass_at_{study.ks[-1]}"
-    selection = select(study.ok_runs, study.baseline, pick, column_of(pick), permutations, seed)
+    gold_pick = study.baseline.scored(column_of(pick)).any()
+    selection = (
+        select(study.ok_runs, study.baseline, pick, column_of(pick), permutations, seed)
+        if gold_pick
+        else None
+    )
     if selection is not None and selection.split == "dev_test":
         study = on_test(study)  # the dev questions chose: what the report shows is on test
     base = study.baseline
@@ -252,7 +263,7 @@ def compare_study(
     for run in study.ok_runs:
         means, cis = {}, {}
         for m in metrics:
-            values = run.column(column_of(m))
+            values = run.column(column_of(m))[run.scored(column_of(m))]
             means[m] = float(values.mean())
             cis[m] = bootstrap_ci(np.zeros_like(values), values, permutations, seed=seed)
         summaries.append(ConfigSummary(run, means, cis, is_baseline=run is base))
@@ -269,8 +280,13 @@ def compare_study(
             continue
         v = RunComparison(run)
         for m in compared:
-            a, b = base.column(column_of(m)), run.column(column_of(m))[order]
+            c = column_of(m)
+            keep = base.scored(c) & run.scored(c)[order]
+            a, b = base.column(c)[keep], run.column(c)[order][keep]
             v.comparisons.append(compare(a, b, m, permutations=permutations, seed=seed))
+        if not gold_pick:  # no gold: no hits to flip
+            versus.append(v)
+            continue
         a_hit = base.column(f"pass_at_{k}") >= 1.0 - 1e-9
         b_hit = run.column(f"pass_at_{k}")[order] >= 1.0 - 1e-9
         gained, lost = flipped(a_hit, b_hit)

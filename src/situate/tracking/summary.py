@@ -227,6 +227,8 @@ def results_table(rows: list[dict]):
         if r.get("error"):
             error = r["error"] if len(r["error"]) <= 70 else r["error"][:67] + "..."
             cells = ["failed"] * (2 * len(ks) + 1) + [error]
+        elif "mrr" not in m:  # no question has gold: no gold metric, and no zero to misread
+            cells = ["no gold"] * (2 * len(ks) + 1) + [r.get("run_id") or "-"]
         else:
             cells = [f"{100 * m[f'pass_at_{k}']:.1f}" for k in ks]
             cells += [f"{100 * m[f'recall_at_{k}']:.1f}" for k in ks]
