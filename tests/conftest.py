@@ -16,6 +16,13 @@ REPO = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(os.environ.get("SITUATE_DATA_DIR", REPO.parent / "shared" / "data"))
 COOKBOOK = DATA_DIR / "cookbook-codebase"
 COVID_QA = DATA_DIR / "covid-qa" / "200423_covidQA.json"
+CONF_DIR = REPO / "conf"
+
+
+def options(group: str) -> list[str]:
+    """The options of config group ``group`` (``conf/<group>/*.yaml``), sorted: a test that
+    lists them derives the list, so adding an option breaks no unrelated test."""
+    return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA_DIR, REPO, run_cli
+from conftest import DATA_DIR, REPO, options, run_cli
 from situate.cli import INTERRUPTED
 from situate.contexts.llm import LLMContext
 from situate.contexts.prompts import PromptVariant
@@ -36,7 +36,7 @@ BAD = Path(__file__).parent / "data" / "bad"
 # the bad cookbook folders use other file names than the real data set's
 COOKBOOK_NAMES = ["dataset.chunks_file=chunks.json", "dataset.questions_file=questions.jsonl"]
 NO_KEYS = {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "CO_API_KEY": ""}
-FUSIONS = "comb_mnz, comb_sum, dbsf, dense_only, minmax_sum, rrf, sparse_only, weighted_rank, weighted_rrf, zscore_sum"
+FUSIONS = ", ".join(options("fusion"))
 
 
 def p(case: str) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import options, run_cli
 from situate.cli import check_overrides
 from situate.errors import SituateError
 
@@ -46,7 +46,7 @@ def test_unknown_verb():
 def test_unknown_option_lists_the_valid_ones():
     with pytest.raises(
         SituateError,
-        match=r"unknown option fusion=foo; valid fusion options: comb_mnz, comb_sum, dbsf, dense_only, minmax_sum, rrf, sparse_only, weighted_rank, weighted_rrf, zscore_sum",
+        match=rf"unknown option fusion=foo; valid fusion options: {', '.join(options('fusion'))}",
     ):
         check_overrides(["fusion=foo"])
     with pytest.raises(SituateError, match="unknown option context=bogus"):
