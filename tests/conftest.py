@@ -70,10 +70,22 @@ def tiny_cross_encoder(tmp_path_factory) -> Path:
     return folder
 
 
+_running: list[pytest.Item] = []
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _running[:] = [item]
+
+
 def run_cli(
     *args: str, cwd: Path = REPO, env: dict | None = None, timeout: int = 600
 ) -> subprocess.CompletedProcess:
-    """``situate ARGS`` in a fresh process, as a user would type it."""
+    """``situate ARGS`` in a fresh process, as a user would type it (from a test marked slow:
+    `make test-fast` skips those, and a child process of situate takes seconds to start)."""
+    if _running and _running[0].get_closest_marker("slow") is None:
+        pytest.fail(
+            f"{_running[0].nodeid} starts situate in a child process: mark it @pytest.mark.slow"
+        )
     full_env = {**os.environ, "SITUATE_DATA_DIR": str(DATA_DIR), **(env or {})}
     # mlflow.set_tracking_uri() in a test exports MLFLOW_TRACKING_URI; a run must use its own store
     if "MLFLOW_TRACKING_URI" not in (env or {}):

@@ -24,6 +24,10 @@ OFFLINE = {
 }
 
 
+# the fixture that finds (or skips for want of) each data set a preset may run on
+DATA = {"cookbook": "cookbook_dir", "covid_qa": "covid_qa_file"}
+
+
 def expected_jobs(overrides: list[str]) -> int:
     """Jobs the preset's sweep launches: its trials (Optuna) or the product of its grid."""
     sweeper = compose(overrides, with_hydra=True).hydra.sweeper
@@ -34,8 +38,10 @@ def expected_jobs(overrides: list[str]) -> int:
 
 @pytest.mark.parametrize("experiment", options("experiment"))
 def test_every_preset_runs_on_a_slice(
-    experiment: str, cookbook_dir: Path, covid_qa_file: Path, tiny_cross_encoder: Path, tmp_path
+    experiment: str, tiny_cross_encoder: Path, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
+    dataset = compose([f"experiment={experiment}"], with_hydra=True).hydra.runtime.choices.dataset
+    request.getfixturevalue(DATA[dataset])
     # presets with LLM contexts write them through the local Anthropic emulator; arms with a
     # cross-encoder rerank with a tiny random one (SITUATE_RERANKER_PATH)
     with AnthropicEmulator(api_key=EMULATOR_KEY, ttft=0.0) as emu:

@@ -88,6 +88,7 @@ def test_the_objective_is_taken_on_dev_with_a_split() -> None:
         objective_names(["recall_at_3"], [20], "none", metrics)
 
 
+@pytest.mark.slow
 def test_the_journal_replays_finished_trials_and_refuses_other_objectives(tmp_path: Path) -> None:
     import optuna
 

@@ -11,6 +11,7 @@ from situate.reranking.cross_encoder import CrossEncoderReranker
 PAIRS_TEXTS = ["paris is the capital of france", "bananas are yellow", "", "a" * 5000]
 
 
+@pytest.mark.slow
 def test_scores_have_one_value_per_text(tiny_cross_encoder):
     r = CrossEncoderReranker(path=str(tiny_cross_encoder), max_length=64, batch_size=2)
     assert r._model is None  # loads lazily
@@ -20,6 +21,7 @@ def test_scores_have_one_value_per_text(tiny_cross_encoder):
     assert r._model is not None
 
 
+@pytest.mark.slow
 def test_scores_are_deterministic(tiny_cross_encoder):
     a = CrossEncoderReranker(path=str(tiny_cross_encoder), max_length=64)
     b = CrossEncoderReranker(path=str(tiny_cross_encoder), max_length=64)
@@ -32,6 +34,7 @@ def test_scores_are_deterministic(tiny_cross_encoder):
     )
 
 
+@pytest.mark.slow
 def test_pool_name_and_identity(tiny_cross_encoder):
     r = CrossEncoderReranker(path=str(tiny_cross_encoder), pool=40, max_length=128)
     assert r.pool == 40
