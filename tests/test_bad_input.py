@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA_DIR, REPO, run_cli
+from conftest import DATA_DIR, REPO, options, run_cli
 from situate.cli import INTERRUPTED
 from situate.contexts.llm import LLMContext
 from situate.contexts.prompts import PromptVariant
@@ -36,7 +36,7 @@ BAD = Path(__file__).parent / "data" / "bad"
 # the bad cookbook folders use other file names than the real data set's
 COOKBOOK_NAMES = ["dataset.chunks_file=chunks.json", "dataset.questions_file=questions.jsonl"]
 NO_KEYS = {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "CO_API_KEY": ""}
-FUSIONS = "comb_mnz, comb_sum, dbsf, dense_only, minmax_sum, rrf, sparse_only, weighted_rank, weighted_rrf, zscore_sum"
+FUSIONS = ", ".join(options("fusion"))
 
 
 def p(case: str) -> str:
@@ -209,6 +209,7 @@ def test_every_case_in_the_corpus_is_tested():
     assert sorted(p.name for p in BAD.iterdir()) == sorted(case for case, _, _ in DATA_CASES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "case, args, pattern", DATA_CASES, ids=[Path(c).stem for c, _, _ in DATA_CASES]
 )
@@ -372,12 +373,14 @@ SETUP_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case, args, pattern", SETUP_CASES, ids=[c for c, _, _ in SETUP_CASES])
 def test_bad_setup(tmp_path, case, args, pattern):
     assert_error(run(tmp_path, *args), pattern)
     assert not (tmp_path / "out").exists()  # refused before any run folder or sweep started
 
 
+@pytest.mark.slow
 def test_unknown_key_in_other_verbs(tmp_path):
     proc = run_cli("chunks", "fusion.kk=3")
     assert_error(
@@ -387,6 +390,7 @@ def test_unknown_key_in_other_verbs(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_search_k_zero():
     assert_error(
         run_cli("search", "how do I add?", "-k", "0"),
@@ -394,6 +398,7 @@ def test_search_k_zero():
     )
 
 
+@pytest.mark.slow
 def test_a_k_not_below_the_number_of_chunks_is_a_warning_the_run_records(tmp_path):
     """Pass@50 on a 4-chunk corpus is 100% for any ranking: the run goes on, but says so."""
     notes = write_notes(tmp_path / "notes")
@@ -411,6 +416,7 @@ def test_a_k_not_below_the_number_of_chunks_is_a_warning_the_run_records(tmp_pat
     assert metrics["pass_at_50"] == 1.0
 
 
+@pytest.mark.slow
 def test_missing_data_path(tmp_path):
     missing = tmp_path / "nowhere"
     assert_error(
@@ -420,6 +426,7 @@ def test_missing_data_path(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_without_questions_the_other_verbs_still_work():
     proc = run_cli(
         "chunks", "dataset=folder", f"dataset.path={BAD / 'folder_no_qa_json'}", "chunker=markdown"
@@ -428,6 +435,7 @@ def test_without_questions_the_other_verbs_still_work():
     assert "a.md#0" in proc.stdout
 
 
+@pytest.mark.slow
 def test_the_default_context_on_another_dataset_names_the_real_fix(tmp_path, cookbook_dir):
     """The defaults (chunker=prechunked, context=replay) fit the cookbook only: each error names a
     fix that works when followed, never the option the user has just left."""
@@ -457,6 +465,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", ["MLFLOW_TRACKING_URI", "tracking.tracking_uri"])
 def test_a_dead_tracking_server_stops_the_run_before_it_starts(tmp_path, source):
     uri = f"http://situate:hunter2@127.0.0.1:{free_port()}"
@@ -582,6 +591,7 @@ def interrupted_run(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(args, proc.returncode, stdout, stderr)
 
 
+@pytest.mark.slow
 def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     proc = interrupted_run(tmp_path, "tracking=none")
     assert proc.returncode == 130, proc.stderr
@@ -589,6 +599,7 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     assert [line for line in proc.stderr.splitlines() if line.strip()][-1] == INTERRUPTED
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_a_sweep_leaves_its_runs_killed_not_running(tmp_path):
     from mlflow.tracking import MlflowClient
 
@@ -600,6 +611,7 @@ def test_ctrl_c_in_a_sweep_leaves_its_runs_killed_not_running(tmp_path):
     assert statuses == {"true": "KILLED", "job": "KILLED"}  # the first job, then the parent
 
 
+@pytest.mark.slow
 def test_missing_api_key_names_the_variable(tmp_path):
     notes = write_notes(tmp_path / "notes")
     proc = run(tmp_path, *NOTES, f"dataset.path={notes}", "context=none", "embedder=openai_small")
@@ -624,6 +636,7 @@ def huge_document(folder: Path, chars: int = 900_000) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_a_document_larger_than_the_window_without_a_key(tmp_path):
     """Offline the missing key comes first (counting the document's tokens needs the API); the
     window around each chunk is tested below against LLMContext itself."""
@@ -679,7 +692,9 @@ def paragraphs_as_chunks(doc: Document) -> list[Chunk]:
     return out
 
 
-@pytest.mark.parametrize("window, chars", [(3_000, 40_000), (200_000, 900_000)])
+@pytest.mark.parametrize(
+    "window, chars", [(3_000, 40_000), pytest.param(200_000, 900_000, marks=pytest.mark.slow)]
+)
 def test_a_document_larger_than_the_window_is_sent_as_a_window_around_each_chunk(
     tmp_path, window, chars
 ):
@@ -733,6 +748,7 @@ def paid_for(snapshot: dict) -> dict:
     return {k: v for k, v in snapshot.items() if not k.startswith("parsed.sqlite")}
 
 
+@pytest.mark.slow
 def test_a_failing_run_loses_nothing_already_stored(tmp_path):
     key = "emulator-key-test-bad-input"
     notes = write_notes(tmp_path / "notes")

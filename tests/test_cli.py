@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import options, run_cli
 from situate.cli import check_overrides
 from situate.errors import SituateError
 
@@ -37,6 +37,7 @@ def test_help_imports_nothing_heavy():
     assert "situate run" in proc.stdout
 
 
+@pytest.mark.slow
 def test_unknown_verb():
     proc = run_cli("frobnicate")
     assert proc.returncode == 2
@@ -46,7 +47,7 @@ def test_unknown_verb():
 def test_unknown_option_lists_the_valid_ones():
     with pytest.raises(
         SituateError,
-        match=r"unknown option fusion=foo; valid fusion options: comb_mnz, comb_sum, dbsf, dense_only, minmax_sum, rrf, sparse_only, weighted_rank, weighted_rrf, zscore_sum",
+        match=rf"unknown option fusion=foo; valid fusion options: {', '.join(options('fusion'))}",
     ):
         check_overrides(["fusion=foo"])
     with pytest.raises(SituateError, match="unknown option context=bogus"):
@@ -56,10 +57,12 @@ def test_unknown_option_lists_the_valid_ones():
     )
 
 
+@pytest.mark.slow
 def test_unknown_option_through_the_cli():
     assert_one_line_error(run_cli("run", "fusion=foo"), "unknown option fusion=foo", "rrf")
 
 
+@pytest.mark.slow
 def test_missing_data_path(tmp_path: Path):
     proc = run_cli("run", f"data_dir={tmp_path}/nowhere", "tracking=none", f"output_dir={tmp_path}")
     assert_one_line_error(
@@ -67,6 +70,7 @@ def test_missing_data_path(tmp_path: Path):
     )
 
 
+@pytest.mark.slow
 def test_malformed_json_names_file_and_line(tmp_path: Path):
     bad = tmp_path / "cookbook"
     bad.mkdir()
@@ -76,6 +80,7 @@ def test_malformed_json_names_file_and_line(tmp_path: Path):
     assert_one_line_error(proc, f"{bad}/codebase_chunks.json:3:", "invalid JSON")
 
 
+@pytest.mark.slow
 def test_gold_that_matches_no_chunk(tmp_path: Path):
     notes = tmp_path / "notes"
     notes.mkdir()
@@ -98,11 +103,13 @@ def test_gold_that_matches_no_chunk(tmp_path: Path):
     assert_one_line_error(proc, "question blank", "matches no chunk")
 
 
+@pytest.mark.slow
 def test_bad_parameter_is_one_line(tmp_path: Path):
     proc = run_cli("run", "context.placement=middle", "tracking=none", f"output_dir={tmp_path}")
     assert_one_line_error(proc, "context.placement='middle'", "after, before")
 
 
+@pytest.mark.slow
 def test_debug_shows_the_traceback(tmp_path: Path):
     proc = run_cli(
         "run", "--debug", "context.placement=middle", "tracking=none", f"output_dir={tmp_path}"
@@ -112,6 +119,7 @@ def test_debug_shows_the_traceback(tmp_path: Path):
     assert "SituateError" in proc.stderr
 
 
+@pytest.mark.slow
 def test_chunks_lists_ids_offsets_and_text(cookbook_dir: Path):
     proc = run_cli("chunks", "dataset.max_documents=1", env={"COLUMNS": "200"})
     assert proc.returncode == 0, proc.stderr
@@ -121,6 +129,7 @@ def test_chunks_lists_ids_offsets_and_text(cookbook_dir: Path):
     assert "not shown" not in proc.stdout  # 13 is under the default limit of 20
 
 
+@pytest.mark.slow
 def test_chunks_lists_the_first_20_and_says_how_many_more(cookbook_dir: Path):
     proc = run_cli("chunks", env={"COLUMNS": "200"})
     assert proc.returncode == 0, proc.stderr
@@ -135,6 +144,7 @@ def test_chunks_lists_the_first_20_and_says_how_many_more(cookbook_dir: Path):
     assert "doc_90_chunk_" in every.stdout and "not shown" not in every.stdout
 
 
+@pytest.mark.slow
 def test_contexts_export_and_show(cookbook_dir: Path, tmp_path: Path):
     out = tmp_path / "contexts.jsonl"
     proc = run_cli("contexts", "export", "dataset.max_documents=1", "--out", str(out))
@@ -151,6 +161,7 @@ def test_contexts_export_and_show(cookbook_dir: Path, tmp_path: Path):
     assert "doc_1_chunk_1" in shown.stdout and "doc_1_chunk_2" not in shown.stdout
 
 
+@pytest.mark.slow
 def test_llm_contexts_are_read_from_the_store_without_a_key(cookbook_dir: Path, tmp_path: Path):
     proc = run_cli(
         "contexts", "export", "context=llm", "dataset.max_documents=1", f"output_dir={tmp_path}",
@@ -170,6 +181,7 @@ def test_search_shows_the_query_time_apart_from_start_up() -> None:
     )
 
 
+@pytest.mark.slow  # loads torch and the embedding model: seconds
 def test_warm_up_loads_the_embedding_model_before_the_first_query(tmp_path: Path) -> None:
     from situate.app import build_pipeline
     from situate.cli import compose
@@ -183,6 +195,7 @@ def test_warm_up_loads_the_embedding_model_before_the_first_query(tmp_path: Path
     assert pipeline.embeddings.encoded == 0  # and nothing was embedded to get there
 
 
+@pytest.mark.slow
 def test_contexts_show_says_what_to_run_when_nothing_is_stored(cookbook_dir: Path, tmp_path: Path):
     proc = run_cli(
         "contexts", "show", "context=llm", "prompt=code", "dataset.max_documents=1", "--limit", "2",

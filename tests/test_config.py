@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from hydra.utils import instantiate
 
+from conftest import options
 from situate.cli import CONF_DIR, compose
 
 # Groups whose options are not a stage object: presets that set other groups (@package _global_),
@@ -19,7 +20,7 @@ REQUIRED = {
     "dataset/beir": ["dataset.path=/data/scifact"],
     "dataset/folder": ["dataset.path=/data/notes"],
 }
-OPTIONS = [(g, p.stem) for g in STAGE_GROUPS for p in sorted((CONF_DIR / g).glob("*.yaml"))]
+OPTIONS = [(g, o) for g in STAGE_GROUPS for o in options(g)]
 # Groups composed inside another option (dataset=folder holds one parser per format), not in
 # config.yaml's defaults: a test selects one with +group=option.
 NESTED = ("parser",)
@@ -53,9 +54,7 @@ def test_option_composes_and_instantiates(group: str, option: str, tmp_path: Pat
     assert module.startswith("situate."), node._target_
 
 
-@pytest.mark.parametrize(
-    "experiment", sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
-)
+@pytest.mark.parametrize("experiment", options("experiment"))
 def test_experiment_presets_compose(experiment: str, tmp_path: Path):
     cfg = compose([f"experiment={experiment}", f"output_dir={tmp_path}"])
     assert cfg.study
@@ -63,7 +62,7 @@ def test_experiment_presets_compose(experiment: str, tmp_path: Path):
         instantiate(cfg[group]) if group not in ("dataset", *NESTED) else None
 
 
-@pytest.mark.parametrize("arm", sorted(p.stem for p in (CONF_DIR / "arm").glob("*.yaml")))
+@pytest.mark.parametrize("arm", options("arm"))
 def test_arms_compose_and_instantiate(arm: str, tmp_path: Path):
     cfg = compose([f"arm={arm}", f"output_dir={tmp_path}"])
     for group in ("context", "fusion", "reranker"):

@@ -253,6 +253,7 @@ def test_rerank_scores_of_one_endpoint_are_not_served_to_another(tmp_path, monke
 # -- the scenario, through the CLI -----------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_run_after_an_emulator_run_needs_the_real_apis(cookbook_dir, tmp_path):
     from mlflow.tracking import MlflowClient
 

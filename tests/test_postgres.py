@@ -238,6 +238,7 @@ def test_two_builders_of_one_table_build_it_once(pg: dict, admin, caplog) -> Non
     assert engines[0].search(query, 5).ids.tolist() == engines[1].search(query, 5).ids.tolist()
 
 
+@pytest.mark.slow
 def test_server_killed_mid_build_is_one_line_and_a_rerun_recovers() -> None:
     import psutil
 

@@ -94,6 +94,7 @@ def overrides(anthropic, openai, cohere, out: Path) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_a_full_run_writes_no_key_anywhere(cookbook_dir, emulators, tmp_path):
     keys, anthropic, openai, cohere = emulators
     out, cwd = tmp_path / "out", tmp_path / "cwd"
@@ -117,6 +118,7 @@ def test_a_full_run_writes_no_key_anywhere(cookbook_dir, emulators, tmp_path):
     assert not leaks(keys, places)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "variable, stage",
     [

@@ -69,6 +69,7 @@ def usd_by_hand(usages: list[dict]) -> float:
     return float(Fraction(total) / 1_000_000)
 
 
+@pytest.mark.slow
 def test_spend_survives_an_interrupt_and_the_resumed_run_reports_both_families(
     cookbook_dir, tmp_path
 ):
@@ -136,6 +137,7 @@ def test_spend_survives_an_interrupt_and_the_resumed_run_reports_both_families(
 # -- MLflow as users expect it (issue 16, item 12) ---------------------------------------------
 
 
+@pytest.mark.slow
 def test_experiment_opens_on_its_runs_table(tmp_path, capsys):
     import mlflow
 
@@ -159,6 +161,7 @@ def test_experiment_opens_on_its_runs_table(tmp_path, capsys):
     )
 
 
+@pytest.mark.slow
 def test_dataset_is_logged_as_a_run_input(tmp_path):
     t = tracker(tmp_path)
     with t.run("r", {}, {}):
@@ -174,6 +177,7 @@ def test_dataset_is_logged_as_a_run_input(tmp_path):
     assert [t.value for t in item.tags if t.key == "mlflow.data.context"] == ["eval"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "error, line",
     [
@@ -194,6 +198,7 @@ def test_a_failed_run_carries_its_one_line_error(tmp_path, error, line):
     assert "\n" not in one_line_error(error)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("failed, status", [(0, "FINISHED"), (1, "FINISHED"), (3, "FAILED")])
 def test_sweep_parent_holds_the_grid_and_fails_only_when_every_job_did(tmp_path, failed, status):
     t = tracker(tmp_path)
@@ -239,6 +244,7 @@ def handbook(root: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_a_sweep_of_a_folder_in_mlflow(tmp_path):
     folder = handbook(tmp_path)
     proc = run_cli(
@@ -267,6 +273,7 @@ def test_a_sweep_of_a_folder_in_mlflow(tmp_path):
     assert json.loads(item.dataset.profile) == {"documents": 2, "questions": 2, "chunks": 2}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("typo", ["fusoin=rrf", "fusion.k=abc", "+fusion.kk=1"])
 def test_a_config_typo_leaves_no_run_behind(tmp_path, typo):
     proc = run_cli("run", typo, "context=none", f"output_dir={tmp_path}", "study=typo")

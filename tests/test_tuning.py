@@ -94,6 +94,7 @@ def test_without_gold_the_default_objective_is_none_and_a_cost_objective_still_w
     assert objective_value(row, ["n_chunks"], "none") == 32.0
 
 
+@pytest.mark.slow
 def test_the_journal_replays_finished_trials_and_refuses_other_objectives(tmp_path: Path) -> None:
     import optuna
 

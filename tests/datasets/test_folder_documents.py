@@ -164,6 +164,7 @@ def test_a_bad_file_is_skipped_and_counted_or_stops_the_load(kb: Path) -> None:
     assert corpus.notes == {"files_skipped": 1, "empty_pages": 1}
 
 
+@pytest.mark.slow
 def test_mixed_folder_runs_end_to_end(kb: Path, tmp_path: Path) -> None:
     write_qa(
         kb,
@@ -200,6 +201,7 @@ def test_mixed_folder_runs_end_to_end(kb: Path, tmp_path: Path) -> None:
     assert (out / "cache" / "parsed.sqlite").is_file()
 
 
+@pytest.mark.slow
 def test_a_bad_file_through_the_cli_is_one_line_and_exit_2(kb: Path, tmp_path: Path) -> None:
     locked = build_encrypted_pdf(kb / "locked.pdf")
     args = ["dataset=folder", f"dataset.path={kb}", "tracking=none", f"output_dir={tmp_path}"]

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from hydra.utils import instantiate
 
+from conftest import options
 from document_fixtures import (
     HANDBOOK_TEXT,
     HANDBOOK_TITLE,
@@ -20,13 +21,14 @@ from document_fixtures import (
     build_pdf,
     build_report_pdf,
 )
-from situate.cli import CONF_DIR, compose
+from situate.cli import compose
 from situate.errors import SituateError
 from situate.parsing.base import document_title, readable_name, sidecar_title
 from situate.parsing.docx import DocxParser
 from situate.parsing.html import HtmlParser
 from situate.parsing.markdown import MarkdownParser, front_matter_title
 from situate.parsing.pdf import PdfParser, metadata_title
+from situate.parsing.reader import default_parsers
 from situate.parsing.text import TextParser
 from situate.records import Page
 
@@ -235,11 +237,11 @@ def test_sidecar_title_comes_before_the_file_name(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- config group
 
 
-PARSER_OPTIONS = sorted(p.stem for p in (CONF_DIR / "parser").glob("*.yaml"))
+PARSER_OPTIONS = options("parser")
 
 
 def test_every_format_has_a_parser_option() -> None:
-    assert PARSER_OPTIONS == ["docx", "html", "markdown", "pdf", "text"]
+    assert sorted(default_parsers()) == PARSER_OPTIONS  # every format has one, and only those
 
 
 @pytest.mark.parametrize("option", PARSER_OPTIONS)

@@ -62,8 +62,8 @@ def test_suffix_mapping_is_configuration(folder: Path) -> None:
     with pytest.raises(SituateError) as e:
         DocumentReader(default_parsers(), {"rst": "restructured"})
     assert str(e.value) == (
-        "dataset.suffixes.rst='restructured' names no parser; use one of docx, html, markdown, "
-        "pdf, text (dataset.parsers)"
+        "dataset.suffixes.rst='restructured' names no parser; use one of "
+        f"{', '.join(sorted(default_parsers()))} (dataset.parsers)"
     )
 
 

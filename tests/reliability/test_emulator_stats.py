@@ -86,6 +86,7 @@ def test_embeddings_bill_each_input():
         assert e["billed_usage"]["total_tokens"] > 0
 
 
+@pytest.mark.slow
 def test_situate_emulate_serves_stats_in_its_own_process():
     proc = subprocess.Popen(
         [sys.executable, "-m", "situate.cli", "emulate", "anthropic", "--fault-rate", "0.5",

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from situate.reliability import Settings, run_suite
 
 
+@pytest.mark.slow
 def test_a_run_killed_while_contextualizing_under_20_percent_faults_loses_nothing(
     cookbook_dir, tmp_path
 ):

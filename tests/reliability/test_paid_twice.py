@@ -100,6 +100,7 @@ def killed_with_calls_in_flight(emu: AnthropicEmulator, store, in_flight: int) -
     return run(started, ended, killed_at)
 
 
+@pytest.mark.slow
 def test_calls_read_after_their_client_was_killed_are_in_flight_at_the_kill(key_env, tmp_path):
     store = tmp_path / "contexts.sqlite"
     with AnthropicEmulator(api_key=KEY, ttft=0.0) as emu:
@@ -122,6 +123,7 @@ def test_calls_read_after_their_client_was_killed_are_in_flight_at_the_kill(key_
     assert counts == expected(in_flight_at_kill=4) and gaps == []
 
 
+@pytest.mark.slow
 def test_an_answer_received_and_killed_before_its_commit(key_env, tmp_path):
     store = tmp_path / "contexts.sqlite"
     corp, chunks = corpus((8,))

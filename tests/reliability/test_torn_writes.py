@@ -163,6 +163,7 @@ def key_env(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
 
 
+@pytest.mark.slow
 def test_calls_in_flight_at_a_kill_stay_charged_in_the_budget(key_env, tmp_path):
     corp, chunks = corpus((8,))
     store = tmp_path / "contexts.sqlite"

@@ -148,6 +148,7 @@ def compared(store):
     return compare_study(study, permutations=PERMUTATIONS)
 
 
+@pytest.mark.slow
 def test_the_report_finds_the_baseline_and_every_run(compared):
     study = compared.study
     assert study.baseline.name == "base" and study.baseline.tags["context"] == "none"
@@ -302,6 +303,7 @@ def at1_store(tmp_path_factory) -> str:
     return uri
 
 
+@pytest.mark.slow
 def test_every_k_is_compared_and_the_findings_name_each_metric(at1_store):
     study = load_study(AT1, {"arm": "baseline"}, at1_store)
     sc = compare_study(study, permutations=PERMUTATIONS)

@@ -114,6 +114,7 @@ def split_store(tmp_path_factory) -> str:
     return uri
 
 
+@pytest.mark.slow
 def test_the_report_chooses_on_dev_and_reports_on_test(split_store) -> None:
     study = load_study("split", {"fusion": "baseline"}, split_store)
     sc = compare_study(study, permutations=2000, headline="pass_at_5")

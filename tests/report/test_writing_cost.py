@@ -95,6 +95,7 @@ def _log(client, exp_id: str, name: str, cfg, folder: Path) -> None:
     client.set_terminated(rid, "FINISHED")
 
 
+@pytest.mark.slow
 def test_the_report_adds_the_estimate_and_marks_it(recorded_with_usage: Path, tmp_path: Path):
     from mlflow.tracking import MlflowClient
 

@@ -1,0 +1,187 @@
+"""``Pipeline`` end to end in this process, on fake stages with hand-set vectors and lists.
+
+Three documents of two paragraphs each (six chunks, rows 0-5) and two questions. Dense scores are
+set by hand (chunk ``i`` embeds to the unit vector ``e_i``, so a query's weights order the
+chunks), sparse lists too; the real flat index, RRF (k=60) and evaluator do the rest, and every
+figure below is worked out by hand.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from situate.contexts.base import Placement
+from situate.dense.flat import FlatIndex
+from situate.evaluation.evaluate import Evaluator
+from situate.fusion.rrf import ReciprocalRankFusion
+from situate.pipeline import Pipeline
+from situate.rankings import Rankings
+from situate.records import Chunk, Context, Corpus, Document, Question, Span
+from situate.reranking.none import NoReranker
+
+PARAGRAPHS = {
+    "glaciers": ["Glaciers carve valleys.", "Moraines mark old ice."],
+    "harbours": ["Harbours shelter ships.", "Tugboats push barges."],
+    "bakery": ["Bread needs yeast.", "Ovens bake loaves."],
+}
+TEXTS = [p for doc in PARAGRAPHS.values() for p in doc]  # chunk rows 0-5, in document order
+DOCUMENTS = [Document(name, "\n\n".join(paras), name.title()) for name, paras in PARAGRAPHS.items()]
+# what the dense index embeds: each chunk with its context (TitleContext)
+CONTEXTUAL = [f"{p}\n\nAbout {name.title()}." for name, paras in PARAGRAPHS.items() for p in paras]
+Q1, Q2 = "What marks old ice?", "What pushes barges and bakes loaves?"
+# query weights per chunk row: the dense ranking is their order
+DENSE = {Q1: [6, 5, 4, 3, 2, 1], Q2: [1, 2, 6, 3, 5, 4]}
+# BM25-like lists per query: (rows, scores), best first
+SPARSE = {Q1: ([1, 3], [2.0, 1.0]), Q2: ([3, 5, 2], [3.0, 2.0, 1.0])}
+
+
+def span_of(doc: Document, text: str) -> Span:
+    start = doc.text.index(text)
+    return Span(doc.doc_id, start, start + len(text))
+
+
+class FakeDataset:
+    def load(self) -> Corpus:
+        glaciers, harbours, bakery = DOCUMENTS
+        questions = [
+            Question("q1", Q1, (span_of(glaciers, "Moraines mark old ice."),)),
+            Question(
+                "q2",
+                Q2,
+                (span_of(harbours, "Tugboats push barges."), span_of(bakery, "Ovens bake loaves.")),
+            ),
+        ]
+        return Corpus("three-docs", list(DOCUMENTS), questions)
+
+
+class ParagraphChunker:
+    name = "paragraphs"
+
+    def chunk(self, corpus: Corpus) -> list[Chunk]:
+        out = []
+        for doc in corpus.documents:
+            for i, para in enumerate(doc.text.split("\n\n")):
+                start = doc.text.index(para)
+                out.append(
+                    Chunk(f"{doc.doc_id}#{i}", doc.doc_id, i, start, start + len(para), para)
+                )
+        return out
+
+
+class TitleContext(Placement):
+    """Situates each chunk with its document's title; only the dense index sees it."""
+
+    name = "title"
+    endpoint = ""
+
+    def __init__(self) -> None:
+        super().__init__(apply_to=("dense",))
+
+    def contextualize(self, corpus: Corpus, chunks: list[Chunk]) -> list[Context]:
+        return [Context(c.chunk_id, f"About {corpus.document(c.doc_id).title}.") for c in chunks]
+
+
+class HandSetEmbedder:
+    """Chunk row ``i`` (with its context) embeds to ``e_i``; a query to its normalised weights.
+
+    A text it was not given by hand (a chunk without its context) raises ``KeyError``."""
+
+    name = "hand-set"
+
+    def __init__(self) -> None:
+        self.encoded: list[str] = []
+        self.vectors = {("document", t): row for t, row in zip(CONTEXTUAL, np.eye(6), strict=True)}
+        for query, weights in DENSE.items():
+            w = np.asarray(weights, dtype=np.float32)
+            self.vectors["query", query] = w / np.linalg.norm(w)
+
+    def identity(self) -> dict:
+        return {"embedder": self.name}
+
+    def encode(self, texts: list[str], kind: str) -> np.ndarray:
+        self.encoded.extend(texts)
+        return np.stack([self.vectors[kind, t] for t in texts]).astype(np.float32)
+
+
+class HandSetSparse:
+    """Answers each question with its hand-set list; remembers the texts it indexed."""
+
+    name = "hand-set-sparse"
+    separate_context = False
+
+    def __init__(self) -> None:
+        self.texts: list[str] | None = None
+
+    def identity(self) -> dict:
+        return {"engine": self.name}
+
+    def build(self, texts: list[str], contexts: list[str] | None = None) -> None:
+        self.texts = list(texts)
+
+    def save(self, folder: Path) -> None:
+        (folder / "texts.json").write_text(json.dumps(self.texts))
+
+    def load(self, folder: Path) -> None:
+        self.texts = json.loads((folder / "texts.json").read_text())
+
+    def search(self, queries: list[str], depth: int) -> Rankings:
+        rows = [(np.array(SPARSE[q][0][:depth]), np.array(SPARSE[q][1][:depth])) for q in queries]
+        return Rankings.from_rows(rows, depth)
+
+
+def pipeline(cache_dir: Path, embedder: HandSetEmbedder, sparse: HandSetSparse) -> Pipeline:
+    return Pipeline(
+        dataset=FakeDataset(),
+        chunker=ParagraphChunker(),
+        context=TitleContext(),
+        embedder=embedder,
+        dense=FlatIndex(threads=1),
+        sparse=sparse,
+        fusion=ReciprocalRankFusion(k=60),
+        reranker=NoReranker(),
+        evaluator=Evaluator(ks=(1, 2, 3)),
+        cache_dir=cache_dir,
+    )
+
+
+def test_a_run_fuses_hand_set_lists_and_scores_them_by_hand(tmp_path: Path) -> None:
+    embedder, sparse = HandSetEmbedder(), HandSetSparse()
+    result = pipeline(tmp_path, embedder, sparse).run()
+
+    # contexts reach the dense index only (apply_to=[dense]); BM25 indexes the plain chunks
+    assert sparse.texts == TEXTS
+    assert embedder.encoded == [*CONTEXTUAL, Q1, Q2]
+    # RRF, k=60, 1-based ranks. q1: dense 0,1,2,3,4,5; sparse 1,3.
+    #   row 1: 1/62 + 1/61 > row 3: 1/64 + 1/62 > row 0: 1/61        -> 1, 3, 0
+    # q2: dense 2,4,5,3,1,0; sparse 3,5,2.
+    #   row 2: 1/61 + 1/63 = 0.032266 > row 3: 1/64 + 1/61 = 125/3904 > row 5: 1/63 + 1/62 = 125/3906
+    assert result.rankings.ids.tolist() == [[1, 3, 0], [2, 3, 5]]
+    assert result.rankings.scores[0, 0] == pytest.approx(1 / 62 + 1 / 61)
+    assert result.rankings.scores[1, 1] == pytest.approx(125 / 3904)
+    # q1's gold is row 1 (rank 1); q2's golds are rows 3 and 5 (ranks 2 and 3)
+    m = result.metrics
+    assert (m["pass_at_1"], m["pass_at_2"], m["pass_at_3"]) == (
+        0.5,
+        0.75,
+        1.0,
+    )  # (1+0)/2, (1+1/2)/2
+    assert (m["recall_at_1"], m["recall_at_2"], m["recall_at_3"]) == (0.5, 0.75, 1.0)
+    assert m["mrr"] == 0.75  # (1/1 + 1/2) / 2
+    assert m["n_chunks"] == 6 and m["n_documents"] == 3 and m["n_questions"] == 2
+    assert m["texts_embedded"] == 8  # six chunks and two questions
+    q2 = result.evaluation.per_question[1]
+    assert q2.top_ids == ["harbours#0", "harbours#1", "bakery#1"] and q2.first_relevant_rank == 2
+
+
+def test_a_second_run_reads_every_vector_and_index_from_the_cache(tmp_path: Path) -> None:
+    first = pipeline(tmp_path, HandSetEmbedder(), HandSetSparse()).run()
+    embedder, sparse = HandSetEmbedder(), HandSetSparse()
+    second = pipeline(tmp_path, embedder, sparse).run()
+    assert embedder.encoded == [] and second.metrics["texts_embedded"] == 0
+    assert sparse.texts == TEXTS  # loaded from the sparse index's cache folder, not built again
+    assert second.rankings.ids.tolist() == first.rankings.ids.tolist()
+    assert second.evaluation.metrics == first.evaluation.metrics
