@@ -13,8 +13,10 @@ limit of :mod:`situate.llm.ratelimit`) over the whole run, not per document:
 3. the cache's lifetime: every call of a document must *start* (pass the rate gates) before
    ``ttl - margin`` seconds after its writer started. A reader the rate limits held past that is
    not sent; the document is refreshed deliberately instead: that call becomes the document's new
-   writer, sent alone, and its other readers wait for it again (``refreshes`` counts them, and
-   each is logged). A document that cannot be read within one window even at the configured
+   writer, sent alone (it writes the entry again if it is gone; it reads it if reads kept it
+   alive: Anthropic extends an entry's life at every read, so a window measured from the write is
+   on the safe side), and its other readers wait for it again (``refreshes`` counts the
+   documents' refreshes, and each is logged). A document that cannot be read within one window even at the configured
    request rate is named in the log before it starts;
 4. a writer that ends without an answer (failed after retries, refused by the budget) hands the
    role to the document's next call;
@@ -192,10 +194,13 @@ class Schedule:
                 self._cond.notify_all()
 
     def _call(self, send, d: _Document, row: int, writer: bool, deadline: float | None) -> None:
-        epoch = d.epoch
+        epoch, seen = d.epoch, []
 
-        def started() -> None:
+        def started() -> None:  # once per call, however often the provider and the caller say so
             with self._cond:
+                if seen:
+                    return
+                seen.append(True)
                 if writer and d.state == WRITING and d.epoch == epoch:
                     d.state, d.written_at = OPEN, self.clock()
                     d.events.append(("written", row, d.written_at))
@@ -208,10 +213,10 @@ class Schedule:
             answered = send(row, started, deadline)
         except CacheWindowMissed:
             with self._cond:
-                self.refreshes += 1
                 d.pending.insert(0, row)
                 if d.state == OPEN and d.epoch == epoch:
                     d.state, d.epoch = WAITING, d.epoch + 1
+                    self.refreshes += 1
                     log.info(
                         "contexts: %s: the rate limits held a call past its cache window "
                         "(%.0f s after the write); refreshing the cache with it alone",
