@@ -40,6 +40,9 @@ class Evaluator:
     ----------
     ks : sequence of int
         Cut-offs; the evaluation depth (and the MRR cut-off) is ``max(ks)``.
+    latency_sample : int
+        Questions answered one at a time, timed, for the per-query latency (``query_p50_ms``,
+        ``query_p95_ms``); the others are embedded and searched in batches.
 
     Notes
     -----
@@ -52,7 +55,12 @@ class Evaluator:
     - ``ndcg_at_k``: binary relevance (chunk overlaps any gold span).
     """
 
-    def __init__(self, ks: Sequence[int] = (5, 10, 20)):
+    def __init__(self, ks: Sequence[int] = (5, 10, 20), latency_sample: int = 50):
+        if latency_sample < 1:
+            raise SituateError(
+                f"eval.latency_sample={latency_sample}: time at least 1 question (e.g. 50)"
+            )
+        self.latency_sample = latency_sample
         ks = sorted({int(k) for k in ks})
         if not ks or ks[0] < 1:
             raise SituateError(
