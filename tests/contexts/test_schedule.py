@@ -60,6 +60,24 @@ def test_first_calls_of_every_document_go_while_the_first_is_in_flight(key_env, 
     assert sorted(d for d, _ in writes) == ["a", "b"]  # one write per cacheable document
 
 
+def test_with_batches_first_calls_overlap_and_each_document_batches_the_rest(key_env, tmp_path):
+    corp, chunks = corpus()
+    with AnthropicEmulator(api_key=KEY, ttft=0.02) as emu:
+        emu.hold()
+        ctx = context(emu, tmp_path, concurrency=4, batch=True)
+        run = threading.Thread(target=ctx.contextualize, args=(corp, chunks))
+        run.start()
+        try:
+            assert emu.wait_held(3, timeout=60)  # the three documents' first calls at once
+        finally:
+            emu.release()
+        run.join()
+        assert len(emu.batches) == 3
+    assert sorted(d for d, r in ctx.calls if not r.batch) == ["a", "b", "c"]
+    assert sum(1 for _, r in ctx.calls if r.batch) == 7
+    assert usage_metrics("", ctx.calls)["cache_read_share_of_max"] == 1.0
+
+
 def test_a_read_is_sent_after_its_write_started_and_before_it_ended(key_env, tmp_path):
     corp, chunks = corpus()
     # 20 tokens a second: each answer (about 15 tokens) streams for 0.7 s after its start

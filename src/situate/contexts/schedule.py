@@ -126,7 +126,7 @@ class Schedule:
     def _next(self) -> tuple[_Document, int, bool] | None:
         """(document, row, is_writer) of the call to send now, or None (under the lock)."""
         for d in self.docs:  # readers of open documents first, earliest document first
-            if d.state == OPEN and d.pending and not (self.batch and self.first_call_alone):
+            if d.state == OPEN and d.pending and not self.batch:
                 return d, d.pending.pop(0), False
         for d in self.docs:
             if d.state == WAITING and d.pending:
