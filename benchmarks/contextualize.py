@@ -42,7 +42,7 @@ import sys
 import tempfile
 import time
 
-from common import DATA, OUT, write_json
+from common import DATA, OUT, merge_summary, write_json
 
 KEY = "emulator-key-bench-emulator"
 OPENAI_KEY = "sk-emulator-bench"
@@ -184,14 +184,6 @@ def run_queries(questions: int, latency: float) -> dict:
                 ),
             }
     return out
-
-
-def merge_summary(keys: dict) -> None:
-    """Add ``keys`` to outputs/bench/summary.json (creating it), so this piece alone updates it."""
-    path = OUT / "summary.json"
-    summary = json.loads(path.read_text()) if path.exists() else {}
-    summary.update(keys)
-    write_json("summary", summary)
 
 
 def main() -> int:

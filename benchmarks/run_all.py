@@ -14,6 +14,9 @@ Pieces, each in its own process (its output streams through), in this order:
                      once, two model profiles), rpm ceilings 50 and 1,000, 1,000 COVID-QA queries
 6. sweeps.py         the naive notebook script on the same 12 configurations, Pass@k compared
 7. scale.py          faiss flat / HNSW and bm25s at 10k, 100k and 1M chunks
+8. peer_grid.py      the same small grid in context-grid (PyPI) and situate, cold and warm
+(5 and 8 run last, after the pieces the budget bounds: 5 is paced by emulated provider timing
+and rate ceilings, for minutes.)
 
 ``--budget`` (seconds, default 1170 = 19.5 minutes) bounds the whole: the naive sweep must end
 ``--scale-reserve`` seconds before it (a sweep cut short is extrapolated and flagged), and scale.py
@@ -101,6 +104,7 @@ def pct(v, signed: bool = False) -> str:
     return f" ({v * 100:+.2f}%)" if signed else f" ({v * 100:.1f}%)"
 
 
+PIECES = ("sweeps", "query_path", "encode", "contextualize", "cold_start", "scale", "peer_grid")
 # the headline keys benchmarks/contextualize.py writes (and merges into summary.json itself)
 CONTEXT_KEYS = (
     "context_schedule_wall_ratio",
@@ -115,9 +119,7 @@ CONTEXT_KEYS = (
 def build(
     pieces: dict, started: str, load_start, wall: float, budget: float, load_end=None
 ) -> tuple[dict, str]:
-    sw, qp, en, cx, cs, sc = (
-        read(n) for n in ("sweeps", "query_path", "encode", "contextualize", "cold_start", "scale")
-    )
+    sw, qp, en, cx, cs, sc, pg = (read(n) for n in PIECES)
     summary: dict = {
         "sweep_cost_ratio": sw.get("sweep_cost_ratio"),
         "naive_sweep_ratio": sw.get("naive_sweep_ratio"),
@@ -209,6 +211,19 @@ def build(
     add(s, "to first stage, tracking=none, pyserini (Lucene)", "first_stage_pyserini_seconds", cs.get("first_stage_pyserini_seconds"), " s", "situate run tracking=none sparse=pyserini output_dir=<tmp>")  # fmt: skip
     add(s, "to first stage, default MLflow tracking (new store)", "first_stage_mlflow_seconds", cs.get("first_stage_mlflow_seconds"), " s", "situate run output_dir=<tmp>")  # fmt: skip
 
+    s = "8. side by side with context-grid 0.9.5 (cookbook, recorded contexts prepended)"
+    cmd = "python benchmarks/peer_grid.py"
+    for phase in ("cold", "warm"):
+        for tool in ("situate", "peer"):
+            add(s, f"{'situate' if tool == 'situate' else 'context-grid'} grid, {phase} caches", None, (pg.get(tool) or {}).get(phase, {}).get("wall_seconds"), " s", cmd)  # fmt: skip
+    add(s, "**peer_grid_wall_ratio** (context-grid / situate, cold)", "peer_grid_wall_ratio", pg.get("peer_grid_wall_ratio"), "", cmd)  # fmt: skip
+    add(s, "**peer_grid_wall_ratio_warm**", "peer_grid_wall_ratio_warm", pg.get("peer_grid_wall_ratio_warm"), "", cmd)  # fmt: skip
+    for tool in ("situate", "peer"):
+        for arm, m in ((pg.get(tool) or {}).get("cold", {}).get("arms") or {}).items():
+            add(s, f"{'situate' if tool == 'situate' else 'context-grid'} {arm}: Pass@5 / 10 / 20", None, " / ".join(f"{m[f'pass_at_{k}'] * 100:.1f}" for k in (5, 10, 20)), "", cmd)  # fmt: skip
+    for note in pg.get("not_identical") or []:
+        add(s, "not identical: " + note, None, "", "", cmd)
+
     load_end = load_end or load()
     summary.update(
         {
@@ -285,7 +300,7 @@ def main() -> int:
         f"situate benchmarks: {os.cpu_count()} CPUs, load average {load_start}, budget {ns.budget:.0f} s"
     )
     OUT.mkdir(parents=True, exist_ok=True)
-    for stale in ("sweeps", "query_path", "encode", "contextualize", "cold_start", "scale"):
+    for stale in PIECES:
         (OUT / f"{stale}.json").unlink(missing_ok=True)
     work = OUT / "work"
     shutil.rmtree(work, ignore_errors=True)
@@ -298,11 +313,13 @@ def main() -> int:
     cache = work / "grid" / "cache"
     ok &= run_piece("query_path", [f"{B}/query_path.py", *(["--cache", str(cache)] if cache.is_dir() else [])], pieces) is not None  # fmt: skip
     ok &= run_piece("encode", [f"{B}/encode.py"], pieces) is not None
-    ok &= run_piece("contextualize", [f"{B}/contextualize.py"], pieces) is not None
     if situate_ok:
         deadline = epoch0 + ns.budget - ns.scale_reserve
         ok &= run_piece("sweeps (naive)", [f"{B}/sweeps.py", "--phase", "naive", "--work", str(work), "--naive-deadline", f"{deadline:.0f}"], pieces) is not None  # fmt: skip
     ok &= run_piece("scale", [f"{B}/scale.py", "--deadline", f"{epoch0 + ns.budget - 10:.0f}", "--hnsw-max-seconds", str(ns.hnsw_max_seconds)], pieces) is not None  # fmt: skip
+    # after the budgeted pieces: paced by emulated provider timing and rate ceilings (minutes)
+    ok &= run_piece("contextualize", [f"{B}/contextualize.py"], pieces) is not None
+    ok &= run_piece("peer_grid", [f"{B}/peer_grid.py"], pieces) is not None
     if not ns.keep_work:
         shutil.rmtree(work, ignore_errors=True)
 
