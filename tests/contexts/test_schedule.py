@@ -109,19 +109,20 @@ def test_no_document_straddles_its_cache_ttl_under_a_slow_rpm(key_env, tmp_path)
         ctx.rate_clock, ctx.rate_sleep = clock.clock, clock.sleep
         ctx.contextualize(corp, chunks)
     window = 300.0 - ctx.ttl_margin
-    assert [t for t, _ in ctx.ceiling.admitted] == [0.0, 60.0, 120.0, 180.0, 240.0, 300.0, 360.0]
+    # one call per 61 s (the minute and the guard second of the context's rate window)
+    assert [t for t, _ in ctx.ceiling.admitted] == [0.0, 61.0, 122.0, 183.0, 244.0, 305.0, 366.0]
     events = ctx.schedule.events()["a"]
-    # writes at 0 and 300 (the read due at 300 would come 300 s after the write: past 290 s)
+    # writes at 0 and 305 (the read due at 305 would come 305 s after the write: past 290 s)
     assert [(k, t) for k, _, t in events if k == "written"] == [
         ("written", 0.0),
-        ("written", 300.0),
+        ("written", 305.0),
     ]
     assert ctx.stats["context_cache_refreshes"] == 1
     writes = [t for k, _, t in events if k == "written"]
     for _, _, t in events:
         assert 0 <= t - max(w for w in writes if w <= t) <= window
     # the emulator, on the same clock, saw one write and six reads: reads extend an entry's
-    # life, so the deliberate refresh at 300 s found it alive (the window is conservative)
+    # life, so the deliberate refresh at 305 s found it alive (the window is conservative)
     usage = [r.usage for _, r in ctx.calls]
     assert sum(1 for u in usage if u.cache_write) == 1
     assert sum(1 for u in usage if u.cache_read) == 6

@@ -49,7 +49,15 @@ from situate.endpoints import legacy_identity, recover_unverified
 from situate.errors import SituateError
 from situate.llm.anthropic_provider import TTL_SECONDS
 from situate.llm.base import LLMCallFailed, LLMProvider, LLMRequest, LLMResponse
-from situate.llm.ratelimit import AMBIGUOUS, FAILED, OK, RATE_LIMITED, AIMDLimit, RateCeiling
+from situate.llm.ratelimit import (
+    AMBIGUOUS,
+    FAILED,
+    OK,
+    RATE_GUARD_SECONDS,
+    RATE_LIMITED,
+    AIMDLimit,
+    RateCeiling,
+)
 from situate.llm.retry import attempt_gate
 from situate.pricing import PriceBook
 from situate.progress import progress_bar
@@ -227,7 +235,9 @@ class LLMContext(Placement):
         if increase_after < 1:
             raise SituateError(f"context.increase_after={increase_after} must be >= 1")
         self.rpm, self.tpm = rpm, tpm
-        self.rate_window = 60.0  # seconds the ceilings count over
+        # seconds the ceilings count over: the provider's minute and a guard second, so attempts
+        # that reach it later than they left (network jitter) never land in a full minute
+        self.rate_window = 60.0 + RATE_GUARD_SECONDS
         # the ceilings' clock and sleep (tests pass virtual time: see RateCeiling)
         self.rate_clock, self.rate_sleep = time.monotonic, time.sleep
         self.increase_after = increase_after

@@ -31,6 +31,10 @@ from collections.abc import Callable
 from situate.errors import SituateError
 
 RATE_LIMITED, AMBIGUOUS, OK, FAILED = "rate_limited", "ambiguous", "ok", "failed"
+# seconds the LLM context adds to the ceilings' 60-second window: an attempt admitted exactly a
+# minute after another may reach the provider sooner after it than it left (jitter), and a
+# provider counting a strict minute would refuse it; 1/61 of the rate is the price
+RATE_GUARD_SECONDS = 1.0
 
 
 class AIMDLimit:
