@@ -46,6 +46,7 @@ import time
 from common import DATA, OUT, merge_summary, write_json
 
 KEY = "emulator-key-bench-emulator"
+PARTS = ("schedules", "rpm", "queries")
 OPENAI_KEY = "sk-emulator-bench"
 # model profile -> (llm config, seconds to first token, output tokens per second): assumed
 # figures of the same order as public measurements of small Claude models, not measured here
@@ -194,11 +195,21 @@ def main() -> int:
     parser.add_argument("--embed-latency", type=float, default=0.1)
     parser.add_argument("--questions", type=int, default=1000)
     parser.add_argument("--rpm", type=int, nargs="*", default=[50, 1000])
+    parser.add_argument(
+        "--parts",
+        nargs="*",
+        choices=PARTS,
+        default=list(PARTS),
+        help="measure only these, keeping the others from the last contextualize.json",
+    )
     ns = parser.parse_args()
     os.environ["ANTHROPIC_API_KEY"] = KEY  # the emulators' keys, for this process only
     os.environ["OPENAI_API_KEY"] = OPENAI_KEY
-    result: dict = {"concurrency": ns.concurrency, "profiles": {}}
-    for profile in PROFILES:
+    last = OUT / "contextualize.json"
+    result: dict = json.loads(last.read_text()) if set(ns.parts) != set(PARTS) else {}
+    result["concurrency"] = ns.concurrency
+    for profile in PROFILES if "schedules" in ns.parts else ():
+        result.setdefault("profiles", {})
         rows = {}
         for alone in (True, False):
             r = run_schedule(profile, alone, ns.concurrency)
@@ -213,11 +224,14 @@ def main() -> int:
         rows["wall_ratio"] = round(a["wall_seconds"] / b["wall_seconds"], 3)
         rows["cost_ratio_vs_all_at_once"] = round(a["cost_usd"] / b["cost_usd"], 3)
         result["profiles"][profile] = rows
-    result["rpm"] = [run_rpm(rpm, 2 if rpm <= 100 else 1, 16) for rpm in ns.rpm]
-    for r in result["rpm"]:
-        print(f"rpm {r['rpm']}: {r['requests_per_full_minute']} a minute ({r['utilization']:.3f}), "
-              f"{r['rate_limited_429s']} 429s", flush=True)  # fmt: skip
-    result["queries"] = q = run_queries(ns.questions, ns.embed_latency)
+    if "rpm" in ns.parts:
+        result["rpm"] = [run_rpm(rpm, 2 if rpm <= 100 else 1, 16) for rpm in ns.rpm]
+        for r in result["rpm"]:
+            print(f"rpm {r['rpm']}: {r['requests_per_full_minute']} a minute, sustained "
+                  f"{r['utilization']:.3f} of it, {r['rate_limited_429s']} 429s", flush=True)  # fmt: skip
+    if "queries" in ns.parts:
+        result["queries"] = run_queries(ns.questions, ns.embed_latency)
+    q = result["queries"]
     print(f"query phase, {q['batched']['questions']} questions: batched {q['batched']['seconds']:.1f} s, "
           f"one at a time {q['one_at_a_time']['seconds']:.1f} s", flush=True)  # fmt: skip
     profiles = result["profiles"].values()
