@@ -140,6 +140,14 @@ def main() -> int:
         "Pass@k: situate's pass_at_k vs context-grid's recall@k (equal for whole-chunk gold)",
         "wall times include each tool's process start and imports",
     ]
+    for tool in ("situate", "peer"):  # a cache that changes the answer is worth saying
+        cold_arms, warm_arms = (result[tool][p]["arms"] for p in ("cold", "warm"))
+        for arm in cold_arms:
+            if cold_arms[arm] != warm_arms.get(arm):
+                result["not_identical"].append(
+                    f"{tool} {arm}: Pass@5 {cold_arms[arm]['pass_at_5'] * 100:.1f} cold but "
+                    f"{warm_arms[arm]['pass_at_5'] * 100:.1f} warm, on the same inputs"
+                )
     for tool in ("situate", "peer"):
         for arm, m in result[tool]["cold"]["arms"].items():
             print(f"{tool:8s} {arm:7s} Pass@5/10/20 " + " / ".join(f"{m[f'pass_at_{k}'] * 100:.1f}" for k in KS))  # fmt: skip

@@ -561,14 +561,14 @@ def test_rpm_and_tpm_ceilings_answer_429_with_retry_after(key_env, clock):
     with AnthropicEmulator(api_key=KEY, ttft=0.0, clock=clock, rpm=2) as emu:
         c = client(emu)
         ask = {"model": MODEL, "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
-        c.messages.create(**ask)
+        c.messages.create(**ask)  # the bucket: 2 requests, refilled at one per 30 s
         clock.advance(20)
-        c.messages.create(**ask)
+        c.messages.create(**ask)  # 2 - 1 + 2/3 - 1 = 2/3 left
         with pytest.raises(anthropic.RateLimitError) as e:
             c.messages.create(**ask)
-        assert e.value.response.headers["retry-after"] == "40"  # the first leaves the window at 60
-        clock.advance(40)
-        c.messages.create(**ask)  # room again: the refused one counted for nothing
+        assert e.value.response.headers["retry-after"] == "10"  # 1/3 more takes 10 s
+        clock.advance(11)
+        c.messages.create(**ask)  # room again: the refused one took nothing
     with AnthropicEmulator(api_key=KEY, ttft=0.0, clock=clock, tpm=25) as emu:
         c = client(emu)
         c.messages.create(**ask)  # "hi" is 1 token, plus max_tokens 10

@@ -32,9 +32,9 @@ the call could not start by ``deadline`` (seconds on ``clock``; None for a write
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 log = logging.getLogger(__name__)
@@ -149,39 +149,56 @@ class Schedule:
         send: Callable[[int, Callable[[], None], float | None], bool],
         send_batch: Callable[[str, list[int]], None] | None = None,
     ) -> None:
-        """Make every call; returns when all have ended, re-raises the first unexpected error."""
-        with (
-            ThreadPoolExecutor(max_workers=self.workers) as pool,
-            ThreadPoolExecutor(max_workers=max(1, len(self.docs))) as batches,
-        ):
+        """Make every call; returns when all have ended, re-raises the first unexpected error
+        once the calls in flight have ended (their answers are kept). The workers are daemon
+        threads: an interrupt of the calling thread (Ctrl-C) leaves at once, even with calls
+        hung in flight, as a kill would."""
+        work: queue.SimpleQueue = queue.SimpleQueue()
+        workers = [
+            threading.Thread(target=self._worker, args=(work, send), daemon=True)
+            for _ in range(self.workers)
+        ]
+        for w in workers:
+            w.start()
+        try:
             while True:
                 with self._cond:
                     picked = None
                     while self._error is None and not self._done():
                         if self.batch:
-                            self._submit_batches(batches, send_batch)
+                            self._submit_batches(send_batch)
                         if self._in_flight < max(1, self.slots()):
                             picked = self._next()
                             if picked is not None:
                                 break
                         self._cond.wait()
                     if picked is None:
+                        self._cond.wait_for(lambda: all(d.in_flight == 0 for d in self.docs))
                         break
                     d, row, writer = picked
                     d.in_flight += 1
                     self._in_flight += 1
                     self.max_in_flight = max(self.max_in_flight, self._in_flight)
                     deadline = None if writer else self._deadline(d)
-                pool.submit(self._call, send, d, row, writer, deadline)
+                work.put((d, row, writer, deadline))
+        finally:
+            for _ in workers:
+                work.put(None)  # each worker ends after its call
         if self._error is not None:
             raise self._error
 
-    def _submit_batches(self, batches: ThreadPoolExecutor, send_batch) -> None:
+    def _worker(self, work: queue.SimpleQueue, send) -> None:
+        while (item := work.get()) is not None:
+            self._call(send, *item)
+
+    def _submit_batches(self, send_batch) -> None:
         for d in self.docs:
             if d.state == OPEN and d.pending and not d.batched:
                 rows, d.pending, d.batched = d.pending, [], True
                 d.in_flight += 1
-                batches.submit(self._batch, send_batch, d, rows)
+                threading.Thread(
+                    target=self._batch, args=(send_batch, d, rows), daemon=True
+                ).start()
 
     def _batch(self, send_batch, d: _Document, rows: list[int]) -> None:
         try:

@@ -71,10 +71,12 @@ and ``message_stop``; the cache entries a request writes are published right bef
 
 Rate limits
 -----------
-``rpm`` and ``tpm`` (None: none) are the organisation's ceilings per 60 seconds of ``clock``:
-requests, and input tokens (the whole prompt) plus ``max_tokens``. A request beyond either is
-answered 429 ``rate_limit_error`` with ``retry-after`` (whole seconds until it would fit), as the
-real API does; it counts against nothing.
+``rpm`` and ``tpm`` (None: none) are the organisation's ceilings per minute of ``clock``:
+requests, and input tokens (the whole prompt) plus ``max_tokens``. As Anthropic documents, they
+are token buckets: each holds up to a minute's worth and is refilled continuously (``rpm / 60``
+a second), not reset at fixed intervals. A request the buckets cannot cover is answered 429
+``rate_limit_error`` with ``retry-after`` (whole seconds until they would), as the real API
+does; it takes nothing from them.
 
 Message Batches
 ---------------
@@ -92,6 +94,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import math
 import re
 import threading
 import time
@@ -514,7 +517,8 @@ class AnthropicEmulator(EmulatorServer):
         self.output_tokens_per_second = output_tokens_per_second
         self.rpm, self.tpm = rpm, tpm
         self.clock = clock
-        self._window: list[tuple[float, int]] = []  # (time, tokens) admitted in the last minute
+        # the rate buckets: (requests, tokens) left and when they were last refilled
+        self._bucket = [float(rpm or 0), float(tpm or 0), clock()]
         self.cache = PromptCache(clock)
         self.min_overrides = dict(min_cacheable_tokens or {})
         self.batch_delay = batch_delay
@@ -608,19 +612,29 @@ class AnthropicEmulator(EmulatorServer):
         return self._ok(message)
 
     def _rate_wait(self, tokens: int) -> int | None:
-        """None if a request of ``tokens`` fits the rate limits now (and count it), else the
-        whole seconds until it would."""
+        """None if the rate buckets cover a request of ``tokens`` now (and take it from them),
+        else the whole seconds until they would."""
         if self.rpm is None and self.tpm is None:
             return None
         with self._lock:
             now = self.clock()
-            self._window = [(t, n) for t, n in self._window if t > now - 60.0]
-            over_rpm = self.rpm is not None and len(self._window) >= self.rpm
-            over_tpm = self.tpm is not None and sum(n for _, n in self._window) + tokens > self.tpm
-            if not (over_rpm or over_tpm):
-                self._window.append((now, tokens))
-                return None
-            return max(1, int(self._window[0][0] + 60.0 - now + 0.999))
+            last = self._bucket[2]
+            limits = [(0, self.rpm, 1), (1, self.tpm, tokens)]
+            wait = 0.0
+            for i, limit, need in limits:
+                if limit is None:
+                    continue
+                left = min(float(limit), self._bucket[i] + (now - last) * limit / 60.0)
+                self._bucket[i] = left
+                if left < need:
+                    wait = max(wait, (need - left) * 60.0 / limit)
+            self._bucket[2] = now
+            if wait > 0:
+                return max(1, math.ceil(wait - 1e-9))  # not 11 s for 10 s and a rounding error
+            for i, limit, need in limits:
+                if limit is not None:
+                    self._bucket[i] -= need
+            return None
 
     def _generate(self, output_tokens: int) -> None:
         """The time the answer's tokens take after the first one."""
