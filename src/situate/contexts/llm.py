@@ -345,6 +345,9 @@ class LLMContext(Placement):
         )
         t = time.perf_counter()
         if todo:
+            client = getattr(self.llm, "client", None)
+            if callable(client):  # the SDK built once, here: not by the first calls, after the
+                client()  # rate ceiling admitted them (a burst that would reach the API late)
             todo_rows = set(todo)
             ttl = getattr(self.llm, "cache_ttl", None)
             self.schedule = Schedule(
