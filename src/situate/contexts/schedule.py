@@ -99,7 +99,6 @@ class Schedule:
         self.first_call_alone, self.batch = first_call_alone, batch
         self.rpm = rpm
         self.refreshes = 0
-        self.max_in_flight = 0
         self._in_flight = 0
         self._error: BaseException | None = None
         self._cond = threading.Condition()
@@ -178,7 +177,6 @@ class Schedule:
                     d, row, writer = picked
                     d.in_flight += 1
                     self._in_flight += 1
-                    self.max_in_flight = max(self.max_in_flight, self._in_flight)
                     deadline = None if writer else self._deadline(d)
                 work.put((d, row, writer, deadline))
         finally:
