@@ -47,8 +47,7 @@ from situate.contexts.prompts import PromptVariant, RenderedPrompt
 from situate.contexts.schedule import CacheWindowMissed, Schedule
 from situate.endpoints import legacy_identity, recover_unverified
 from situate.errors import SituateError
-from situate.llm.anthropic_provider import TTL_SECONDS
-from situate.llm.base import LLMCallFailed, LLMProvider, LLMRequest, LLMResponse
+from situate.llm.base import TTL_SECONDS, LLMCallFailed, LLMProvider, LLMRequest, LLMResponse
 from situate.llm.ratelimit import (
     AMBIGUOUS,
     FAILED,

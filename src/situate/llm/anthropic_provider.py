@@ -15,11 +15,10 @@ from situate.endpoints import base_url as resolved_base_url
 from situate.endpoints import endpoint
 from situate.errors import SituateError
 from situate.llm.api_key import api_key
-from situate.llm.base import LLMRequest, LLMResponse
+from situate.llm.base import TTL_SECONDS, LLMRequest, LLMResponse
 from situate.llm.retry import RETRYABLE_STATUS, retry_after_seconds, with_retries
 from situate.records import Usage
 
-TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}  # how long a cache entry lives after its write
 TTLS = tuple(TTL_SECONDS)
 
 

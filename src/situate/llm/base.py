@@ -13,6 +13,9 @@ from typing import Protocol
 
 from situate.records import Usage
 
+# a provider's ``cache_ttl`` -> seconds a prompt cache entry lives after its write
+TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
+
 
 @dataclass(frozen=True)
 class LLMRequest:
