@@ -63,7 +63,7 @@ reliability: install ## Faults (5/20/50%) and SIGKILLs against local emulators: 
 	$(BIN)/python -m situate.reliability
 
 bench: install ## Benchmarks side by side: naive script vs situate, query path, encoding, scale, LLM schedules, cold start (outputs/bench/)
-	@$(BIN)/python -c "import rank_bm25" 2>/dev/null || $(BIN)/pip install -q --disable-pip-version-check -e '.[bench]' 2>&1 | $(QUIET_PIP)
+	@$(BIN)/python -c "import rank_bm25, contextgrid" 2>/dev/null || $(BIN)/pip install -q --disable-pip-version-check -e '.[bench]' 2>&1 | $(QUIET_PIP)
 	$(BIN)/python benchmarks/run_all.py
 
 test: install ## Run the test suite

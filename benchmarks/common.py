@@ -58,6 +58,14 @@ def write_json(name: str, obj: dict, out: Path = OUT) -> Path:
     return path
 
 
+def merge_summary(keys: dict, out: Path = OUT) -> Path:
+    """Add ``keys`` to outputs/bench/summary.json (creating it): a piece run alone updates it."""
+    path = out / "summary.json"
+    summary = json.loads(path.read_text()) if path.exists() else {}
+    summary.update(keys)
+    return write_json("summary", summary, out)
+
+
 def load_cookbook():
     """The cookbook corpus through situate's own loader."""
     from situate.datasets.cookbook import CookbookLoader

@@ -12,11 +12,15 @@ Pieces, each in its own process (its output streams through), in this order:
 4. encode.py         chunks/s through CachedEmbeddings against the raw SentenceTransformer encode
 4b. parse.py         parser=pdf pages/s on 500 generated pages (cold and warm parse cache), and a
                      34 MB folder of 74 filings: load, chunker=markdown, chunker=fixed
-5. contextualize.py  737 chunks against the in-process Anthropic emulator, two schedules
+5. contextualize.py  737 chunks against the in-process Anthropic emulator (schedule vs all at
+                     once, two model profiles), rpm ceilings 50 and 1,000, 1,000 COVID-QA queries
 6. sweeps.py         the naive notebook script on the same 12 configurations, Pass@k compared
 7. scale.py          faiss flat / HNSW and bm25s at 10k, 100k and 1M chunks
-8. pgvector_scale.py pgvector exact / HNSW (float32, halfvec) at 10k, 100k, 1M: build, size,
+8. peer_grid.py      the same small grid in context-grid (PyPI) and situate, cold and warm
+9. pgvector_scale.py pgvector exact / HNSW (float32, halfvec) at 10k, 100k, 1M: build, size,
                      recall@10 and latency by ef_search (skipped without the postgres extra)
+(5 and 8 run last, after the pieces the budget bounds: 5 is paced by emulated provider timing
+and rate ceilings, for minutes.)
 
 ``--budget`` (seconds, default 1170 = 19.5 minutes) bounds the whole: the naive sweep must end
 ``--scale-reserve`` seconds before it (a sweep cut short is extrapolated and flagged), and scale.py
@@ -105,30 +109,32 @@ def pct(v, signed: bool = False) -> str:
     return f" ({v * 100:+.2f}%)" if signed else f" ({v * 100:.1f}%)"
 
 
+PIECES = (
+    "sweeps", "query_path", "encode", "contextualize", "cold_start", "scale", "peer_grid",
+    "pgvector_scale", "parse",
+)  # fmt: skip
+# the headline keys benchmarks/contextualize.py writes (and merges into summary.json itself)
+CONTEXT_KEYS = (
+    "context_schedule_wall_ratio",
+    "context_cache_read_share_of_max",
+    "rpm_ceiling_utilization",
+    "rpm_pacing_429s",
+    "query_phase_seconds_per_1k",
+    "query_phase_one_at_a_time_seconds_per_1k",
+)
+
+
 def build(
     pieces: dict, started: str, load_start, wall: float, budget: float, load_end=None
 ) -> tuple[dict, str]:
-    sw, qp, en, cx, cs, sc, pv, pa = (
-        read(n)
-        for n in (
-            "sweeps",
-            "query_path",
-            "encode",
-            "contextualize",
-            "cold_start",
-            "scale",
-            "pgvector_scale",
-            "parse",
-        )  # fmt: skip
-    )
+    sw, qp, en, cx, cs, sc, pg, pv, pa = (read(n) for n in PIECES)
     summary: dict = {
         "sweep_cost_ratio": sw.get("sweep_cost_ratio"),
         "naive_sweep_ratio": sw.get("naive_sweep_ratio"),
         "query_path_seconds": qp.get("query_path_seconds"),
         "encode_overhead": en.get("encode_overhead"),
         "help_seconds": cs.get("help_seconds"),
-        "cache_read_share_first_alone": cx.get("cache_read_share_first_alone"),
-        "cache_read_share_all_at_once": cx.get("cache_read_share_all_at_once"),
+        **{k: cx.get(k) for k in CONTEXT_KEYS},
     }
     rows: list[tuple[str, str, object, str, str]] = []  # section, figure, value, unit, command
 
@@ -213,20 +219,42 @@ def build(
     add(s, "chunker=markdown on that folder", "parse_folder_markdown_seconds", filings.get("markdown_seconds"), " s", cmd)  # fmt: skip
     add(s, "chunker=fixed (token offsets) on that folder", "parse_folder_fixed_seconds", filings.get("fixed_tokens_seconds"), " s", cmd)  # fmt: skip
 
-    s = "5. contextualization (emulator, ttft 0.2 s, concurrency 4)"
-    for tag, label in (("first_alone", "first call alone"), ("all_at_once", "all at once")):
-        r = cx.get(tag) or {}
-        add(s, f"{label}: wall time, {r.get('llm_calls')} calls", f"wall_{tag}_seconds", r.get("wall_seconds"), " s", "python benchmarks/contextualize.py")  # fmt: skip
-        add(s, f"**cache_read_share_{tag}**", f"cache_read_share_{tag}", r.get("cache_read_share"), pct(r.get("cache_read_share")), "python benchmarks/contextualize.py")  # fmt: skip
-        add(s, f"{label}: cost (conf/pricing, claude-haiku-5-5)", f"cost_{tag}_usd", r.get("cost_usd"), " USD", "python benchmarks/contextualize.py")  # fmt: skip
-    if cx:
-        add(s, "the same calls with no caching", "cost_without_caching_usd", cx["first_alone"]["cost_without_caching_usd"], " USD", "python benchmarks/contextualize.py")  # fmt: skip
+    s = f"5. contextualization and queries (emulators, concurrency {cx.get('concurrency')})"
+    cmd = "python benchmarks/contextualize.py"
+    for profile, p in (cx.get("profiles") or {}).items():
+        for tag, label in (("schedule", "schedule"), ("all_at_once", "all at once")):
+            r = p[tag]
+            add(s, f"{r['model']} (ttft {r['ttft_seconds']} s, {r['output_tokens_per_second']:.0f} tok/s), {label}: wall, {r['llm_calls']} calls", None, r["wall_seconds"], " s", cmd)  # fmt: skip
+            add(s, f"  {label}: cache reads / of max / cost", None, f"{r['cache_read_share'] * 100:.1f}% / {r['cache_read_share_of_max']:.2f} / ${r['cost_usd']:.4f}", "", cmd)  # fmt: skip
+        add(s, f"**context_schedule_wall_ratio_{profile}** (schedule / all at once; goal <= 1.05)", None, p["wall_ratio"], "", cmd)  # fmt: skip
+    add(s, "**context_schedule_wall_ratio** (worst profile)", None, cx.get("context_schedule_wall_ratio"), "", cmd)  # fmt: skip
+    add(s, "**context_cache_read_share_of_max** (worst profile; goal 1.00)", None, cx.get("context_cache_read_share_of_max"), "", cmd)  # fmt: skip
+    for r in cx.get("rpm") or []:
+        add(s, f"rpm {r['rpm']}: requests in each full minute (concurrency {r['concurrency']})", None, ", ".join(map(str, r["requests_per_full_minute"])), f" ({r['rate_limited_429s']} 429s)", cmd)  # fmt: skip
+    add(s, "**rpm_ceiling_utilization** (lowest; goal >= 0.95)", None, cx.get("rpm_ceiling_utilization"), "", cmd)  # fmt: skip
+    add(s, "**rpm_pacing_429s** (goal 0)", None, cx.get("rpm_pacing_429s"), "", cmd)  # fmt: skip
+    q = cx.get("queries") or {}
+    add(s, f"**query_phase_seconds_per_1k** (COVID-QA, batched, {q.get('embed_latency_seconds')} s per embedding request)", None, cx.get("query_phase_seconds_per_1k"), " s", cmd)  # fmt: skip
+    add(s, "  the same, every query one at a time", None, cx.get("query_phase_one_at_a_time_seconds_per_1k"), " s", cmd)  # fmt: skip
 
     s = "6. cold start"
     add(s, "**help_seconds**: situate --help (median of 5)", "help_seconds", cs.get("help_seconds"), " s", "situate --help")  # fmt: skip
     add(s, "to first stage, tracking=none, bm25s (median of 3)", "first_stage_bm25s_seconds", cs.get("first_stage_bm25s_seconds"), " s", "situate run tracking=none sparse=bm25s output_dir=<tmp>")  # fmt: skip
     add(s, "to first stage, tracking=none, pyserini (Lucene)", "first_stage_pyserini_seconds", cs.get("first_stage_pyserini_seconds"), " s", "situate run tracking=none sparse=pyserini output_dir=<tmp>")  # fmt: skip
     add(s, "to first stage, default MLflow tracking (new store)", "first_stage_mlflow_seconds", cs.get("first_stage_mlflow_seconds"), " s", "situate run output_dir=<tmp>")  # fmt: skip
+
+    s = "8. side by side with context-grid 0.9.5 (cookbook, recorded contexts prepended)"
+    cmd = "python benchmarks/peer_grid.py"
+    for phase in ("cold", "warm"):
+        for tool in ("situate", "peer"):
+            add(s, f"{'situate' if tool == 'situate' else 'context-grid'} grid, {phase} caches", None, (pg.get(tool) or {}).get(phase, {}).get("wall_seconds"), " s", cmd)  # fmt: skip
+    add(s, "**peer_grid_wall_ratio** (context-grid / situate, cold)", "peer_grid_wall_ratio", pg.get("peer_grid_wall_ratio"), "", cmd)  # fmt: skip
+    add(s, "**peer_grid_wall_ratio_warm**", "peer_grid_wall_ratio_warm", pg.get("peer_grid_wall_ratio_warm"), "", cmd)  # fmt: skip
+    for tool in ("situate", "peer"):
+        for arm, m in ((pg.get(tool) or {}).get("cold", {}).get("arms") or {}).items():
+            add(s, f"{'situate' if tool == 'situate' else 'context-grid'} {arm}: Pass@5 / 10 / 20", None, " / ".join(f"{m[f'pass_at_{k}'] * 100:.1f}" for k in (5, 10, 20)), "", cmd)  # fmt: skip
+    for note in pg.get("not_identical") or []:
+        add(s, "not identical: " + note, None, "", "", cmd)
 
     load_end = load_end or load()
     summary.update(
@@ -307,9 +335,7 @@ def main() -> int:
         f"situate benchmarks: {os.cpu_count()} CPUs, load average {load_start}, budget {ns.budget:.0f} s"
     )
     OUT.mkdir(parents=True, exist_ok=True)
-    for stale in (
-        "sweeps", "query_path", "encode", "contextualize", "cold_start", "scale", "pgvector_scale",
-    ):  # fmt: skip
+    for stale in PIECES:
         (OUT / f"{stale}.json").unlink(missing_ok=True)
     work = OUT / "work"
     shutil.rmtree(work, ignore_errors=True)
@@ -323,7 +349,6 @@ def main() -> int:
     ok &= run_piece("query_path", [f"{B}/query_path.py", *(["--cache", str(cache)] if cache.is_dir() else [])], pieces) is not None  # fmt: skip
     ok &= run_piece("encode", [f"{B}/encode.py"], pieces) is not None
     ok &= run_piece("parse", [f"{B}/parse.py"], pieces) is not None
-    ok &= run_piece("contextualize", [f"{B}/contextualize.py"], pieces) is not None
     if situate_ok:
         deadline = epoch0 + ns.budget - ns.scale_reserve
         ok &= run_piece("sweeps (naive)", [f"{B}/sweeps.py", "--phase", "naive", "--work", str(work), "--naive-deadline", f"{deadline:.0f}"], pieces) is not None  # fmt: skip
@@ -332,6 +357,9 @@ def main() -> int:
         ok &= run_piece("pgvector_scale", [f"{B}/pgvector_scale.py", "--deadline", f"{epoch0 + ns.budget + ns.pgvector_seconds:.0f}"], pieces) is not None  # fmt: skip
     else:
         print("=== pgvector_scale: skipped (no postgres extra: make install)", flush=True)
+    # after the budgeted pieces: paced by emulated provider timing and rate ceilings (minutes)
+    ok &= run_piece("contextualize", [f"{B}/contextualize.py"], pieces) is not None
+    ok &= run_piece("peer_grid", [f"{B}/peer_grid.py"], pieces) is not None
     if not ns.keep_work:
         shutil.rmtree(work, ignore_errors=True)
 

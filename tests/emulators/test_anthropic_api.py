@@ -506,3 +506,72 @@ def test_cli_refuses_a_non_loopback_host(capsys):
     assert main(["anthropic", "--host", "0.0.0.0"]) == 2
     assert "loopback" in capsys.readouterr().err
     assert main(["openai", "--fault-rate", "2"]) == 2
+
+
+def test_streamed_answer_has_the_real_event_shapes_and_the_same_usage(emu, key_env):
+    body = {
+        "model": MODEL,
+        "max_tokens": 60,
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": DOC, "cache_control": {"type": "ephemeral"}},
+                    {"type": "text", "text": chunk_prompt("Pod priority preempts pods.")},
+                ],
+            }
+        ],
+    }
+    events = list(client(emu).messages.create(**body, stream=True))
+    kinds = [e.type for e in events]
+    assert kinds[:3] == ["message_start", "content_block_start", "content_block_delta"]
+    assert kinds[-3:] == ["content_block_stop", "message_delta", "message_stop"]
+    start = events[0].message.usage
+    assert (start.cache_creation_input_tokens, start.cache_read_input_tokens) == (DOC_TOKENS, 0)
+    assert start.output_tokens == 1 and events[0].message.content == []
+    text = "".join(e.delta.text for e in events if e.type == "content_block_delta")
+    final = events[-2]
+    assert final.delta.stop_reason == "end_turn" and final.usage.output_tokens == approx_tokens(
+        text
+    )
+    plain = client(emu).messages.create(**body)  # the same prompt, not streamed: a cache read
+    assert plain.content[0].text == text
+    assert (plain.usage.cache_read_input_tokens, plain.usage.cache_creation_input_tokens) == (
+        DOC_TOKENS,
+        0,
+    )
+    # the streamed answer is billed with its final usage
+    billed = emu.stats()["paths"]["/v1/messages"]["billed_usage"]
+    assert billed["cache_creation_input_tokens"] == DOC_TOKENS
+    assert billed["output_tokens"] == 2 * approx_tokens(text)
+
+
+def test_provider_calls_on_start_when_the_streamed_answer_starts(emu, key_env):
+    llm = provider(emu)
+    starts = []
+    r = llm.complete(
+        LLMRequest(DOC, chunk_prompt("Quotas cap namespaces.")), on_start=lambda: starts.append(1)
+    )
+    assert starts == [1]
+    assert r.usage.cache_write == DOC_TOKENS and r.text.startswith("This chunk is from Kubernetes")
+    assert emu.bodies("/v1/messages")[0]["stream"] is True
+
+
+def test_rpm_and_tpm_ceilings_answer_429_with_retry_after(key_env, clock):
+    with AnthropicEmulator(api_key=KEY, ttft=0.0, clock=clock, rpm=2) as emu:
+        c = client(emu)
+        ask = {"model": MODEL, "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+        c.messages.create(**ask)  # the bucket: 2 requests, refilled at one per 30 s
+        clock.advance(20)
+        c.messages.create(**ask)  # 2 - 1 + 2/3 - 1 = 2/3 left
+        with pytest.raises(anthropic.RateLimitError) as e:
+            c.messages.create(**ask)
+        assert e.value.response.headers["retry-after"] == "10"  # 1/3 more takes 10 s
+        clock.advance(11)
+        c.messages.create(**ask)  # room again: the refused one took nothing
+    with AnthropicEmulator(api_key=KEY, ttft=0.0, clock=clock, tpm=25) as emu:
+        c = client(emu)
+        c.messages.create(**ask)  # "hi" is 1 token, plus max_tokens 10
+        c.messages.create(**ask)
+        with pytest.raises(anthropic.RateLimitError):
+            c.messages.create(**ask)

@@ -73,11 +73,17 @@ def child(code: str, **kw) -> subprocess.Popen:
 
 
 def contextualizing_child(
-    emu, store: Path, paragraphs: tuple[int, ...], before: str = "", after: str = "", **kw
+    emu,
+    store: Path,
+    paragraphs: tuple[int, ...],
+    before: str = "",
+    after: str = "",
+    concurrency: int = 4,
+    **kw,
 ) -> subprocess.Popen:
     """A process that contextualizes ``corpus(paragraphs)`` against ``emu`` into ``store``, with a
-    budget and 4 calls at once; ``before`` runs first (to plant a kill point), ``after`` once
-    it is done."""
+    budget and ``concurrency`` calls at once; ``before`` runs first (to plant a kill point),
+    ``after`` once it is done."""
     code = f"""
 from reliability_support import corpus, context
 from situate.pricing import load_price_book
@@ -87,7 +93,7 @@ class Remote:
 
 {before}
 corp, chunks = corpus({paragraphs!r})
-ctx = context(Remote, {str(store)!r}, concurrency=4, budget_usd=1.0, pricing=load_price_book())
+ctx = context(Remote, {str(store)!r}, concurrency={concurrency}, budget_usd=1.0, pricing=load_price_book())
 ctx.contextualize(corp, chunks)
 {after}
 """

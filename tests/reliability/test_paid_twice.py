@@ -134,6 +134,7 @@ def test_an_answer_received_and_killed_before_its_commit(key_env, tmp_path):
             before="import os, signal\n"
             "from situate.contexts.llm import ContextStore\n"
             "ContextStore.put = lambda *_: os.kill(os.getpid(), signal.SIGKILL)\n",
+            concurrency=1,  # one slot: no read goes while the first call's answer streams in
         )  # fmt: skip
         assert killed_itself(proc)  # with the first answer in hand, before storing it
         died = time.time()  # at the latest

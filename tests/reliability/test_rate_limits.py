@@ -90,12 +90,12 @@ def test_concurrency_drops_after_a_burst_of_429s_and_recovers(key_env, tmp_path)
         sent = itertools.count(1)
         original = llm.complete
 
-        def complete(request):
+        def complete(request, on_start=None):
             if next(sent) == 6:  # mid-run, a burst of rate limits
                 # at most 8 attempts (the limit) were sent before the first halving, so the
                 # ninth 429 answers one sent after it: a second halving, whatever the timing
                 emu.inject(*["429"] * 9)
-            return original(request)
+            return original(request, on_start)
 
         llm.complete = complete
         ctx = context(emu, tmp_path / "c.sqlite", llm=llm, concurrency=8, increase_after=2)
@@ -157,11 +157,12 @@ def test_rpm_is_honoured_against_the_emulator_retries_included(key_env, tmp_path
     assert [r.fault for r in emu.requests[:3]] == ["500", "429", None]
     admitted = [t for t, _ in ctx.ceiling.admitted]
     assert len(admitted) == emu.calls("/v1/messages") == 14  # 12 calls and 2 retries
-    # document 1: its first call's three attempts and one more in the first minute, its other
-    # four calls in the second; document 2: its first call and three more in the third, two left
-    assert admitted == [0.0] * 4 + [60.0] * 4 + [120.0] * 4 + [180.0] * 2
-    assert max_in_window(admitted, 60.0) == 4
-    assert ctx.stats["rate_wait_seconds"] >= 180.0  # virtual time moves only by waiting
+    # the first minute: document 1's first call (three attempts) and document 2's, sent while
+    # document 1's was in flight; then the ten reads, four a minute
+    # the context's window is the minute and a guard second (RATE_GUARD_SECONDS)
+    assert admitted == [0.0] * 4 + [61.0] * 4 + [122.0] * 4 + [183.0] * 2
+    assert max_in_window(admitted, 61.0) == 4
+    assert ctx.stats["rate_wait_seconds"] >= 183.0  # virtual time moves only by waiting
 
 
 def test_tpm_is_honoured_against_the_emulator(key_env, tmp_path):
@@ -176,7 +177,7 @@ def test_tpm_is_honoured_against_the_emulator(key_env, tmp_path):
         ctx.contextualize(corp, chunks)
     assert emu.calls("/v1/messages") == 5
     assert tokens_in_any_window(ctx.ceiling.admitted, 60.0) <= ctx.tpm
-    assert [t for t, _ in ctx.ceiling.admitted] == [0.0, 0.0, 60.0, 60.0, 120.0]
+    assert [t for t, _ in ctx.ceiling.admitted] == [0.0, 0.0, 61.0, 61.0, 122.0]
 
 
 def test_a_call_larger_than_tpm_fails_before_any_request(key_env, tmp_path):

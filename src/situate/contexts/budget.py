@@ -61,6 +61,7 @@ class Budget:
         self.refused: float | None = None  # the estimate of the first call refused
         self.ambiguous = 0.0  # USD of ambiguous attempts counted in ``spent``
         self._lock = threading.Lock()
+        self._settled = threading.Condition(self._lock)  # a reservation was settled
 
     def estimate(self, request: LLMRequest) -> float:
         usage = Usage(
@@ -71,12 +72,17 @@ class Budget:
         )
         return self.price.call_cost(usage, ttl=self.ttl).total
 
-    def reserve(self, estimate: float) -> bool:
+    def reserve(self, estimate: float, wait: bool = False) -> bool:
+        """Hold ``estimate`` if it fits beside what is spent and reserved. With ``wait``, a call
+        that would fit once the reservations in flight settle waits for them (they usually
+        settle below their estimates) instead of being refused."""
         with self._lock:
-            if self.spent + self.reserved + estimate > self.limit:
-                if self.refused is None:
-                    self.refused = estimate
-                return False
+            while self.spent + self.reserved + estimate > self.limit:
+                if not wait or self.reserved <= 0 or self.spent + estimate > self.limit:
+                    if self.refused is None:
+                        self.refused = estimate
+                    return False
+                self._settled.wait()
             self.reserved += estimate
             return True
 
@@ -84,6 +90,7 @@ class Budget:
         with self._lock:
             self.reserved -= estimate
             self.spent += actual
+            self._settled.notify_all()
 
     def release(self, estimate: float) -> None:
         self.settle(estimate, 0.0)
@@ -94,6 +101,7 @@ class Budget:
             self.reserved -= estimate
             self.spent += estimate
             self.ambiguous += estimate
+            self._settled.notify_all()
 
     @property
     def stopped(self) -> bool:

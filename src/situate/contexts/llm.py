@@ -1,8 +1,10 @@
 """``context: llm``: an LLM writes each chunk's context, with prompt caching and a context store.
 
-Chunks are grouped by document and documents go one after another. Within a document the first
-call goes alone (it writes the provider's prompt cache: an entry exists only once the response
-that wrote it has started), then the rest fan out with bounded concurrency and read the cache.
+Chunks are grouped by document. A document's first call goes alone (it writes the provider's
+prompt cache: an entry exists only once the response that wrote it has started), the rest read
+the cache; :mod:`situate.contexts.schedule` keeps every ``concurrency`` slot busy across
+documents (while one document's first call is in flight, the first calls of the next ones and
+the reads of documents already written go) and keeps each document's calls within its cache TTL.
 Every context is stored as soon as it arrives, keyed by the hash of the rendered prompt (document
 and chunk text included), the prompt variant and the model with its generation parameters: a
 rerun pays nothing for what is stored, a changed document re-contextualizes only its own chunks,
@@ -33,8 +35,7 @@ import threading
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -43,10 +44,19 @@ import numpy as np
 from situate.contexts.base import Placement
 from situate.contexts.budget import Budget, BudgetExhausted, estimated_tokens
 from situate.contexts.prompts import PromptVariant, RenderedPrompt
+from situate.contexts.schedule import CacheWindowMissed, Schedule
 from situate.endpoints import legacy_identity, recover_unverified
 from situate.errors import SituateError
-from situate.llm.base import LLMCallFailed, LLMProvider, LLMRequest, LLMResponse
-from situate.llm.ratelimit import AMBIGUOUS, OK, RATE_LIMITED, AIMDLimit, RateCeiling
+from situate.llm.base import TTL_SECONDS, LLMCallFailed, LLMProvider, LLMRequest, LLMResponse
+from situate.llm.ratelimit import (
+    AMBIGUOUS,
+    FAILED,
+    OK,
+    RATE_GUARD_SECONDS,
+    RATE_LIMITED,
+    AIMDLimit,
+    RateCeiling,
+)
 from situate.llm.retry import attempt_gate
 from situate.pricing import PriceBook
 from situate.progress import progress_bar
@@ -181,13 +191,13 @@ class LLMContext(Placement):
         What to do with contexts this run needs that an older situate stored without the
         endpoint that wrote them (:mod:`situate.endpoints`; ``unverified_cache`` in config.yaml).
     concurrency : int
-        Calls in flight at once within a document, after its first call.
+        Calls in flight at once, across documents (see :mod:`situate.contexts.schedule`).
     first_call_alone : bool
         Send a document's first call alone so the others read the cache it writes. False fires
         every call of a document at once (each may then pay a cache write).
     batch : bool
         Send a document's first call alone, the rest through the provider's batch API (half price,
-        asynchronous).
+        asynchronous) as soon as the first call's answer has started; documents overlap.
     budget_usd : float or None
         Spending cap for this configuration's contexts (see :mod:`situate.contexts.budget`).
     rpm, tpm : int or None
@@ -224,10 +234,15 @@ class LLMContext(Placement):
         if increase_after < 1:
             raise SituateError(f"context.increase_after={increase_after} must be >= 1")
         self.rpm, self.tpm = rpm, tpm
-        self.rate_window = 60.0  # seconds the ceilings count over
+        # seconds the ceilings count over: the provider's minute and a guard second, so attempts
+        # that reach it later than they left (network jitter) never land in a full minute
+        self.rate_window = 60.0 + RATE_GUARD_SECONDS
         # the ceilings' clock and sleep (tests pass virtual time: see RateCeiling)
         self.rate_clock, self.rate_sleep = time.monotonic, time.sleep
         self.increase_after = increase_after
+        # seconds kept free at the end of a document's cache window (see contexts.schedule)
+        self.ttl_margin = 10.0
+        self.schedule: Schedule | None = None
         self.limit: AIMDLimit | None = None
         self.ceiling: RateCeiling | None = None
         self.prompt = prompt
@@ -302,6 +317,7 @@ class LLMContext(Placement):
     def contextualize(self, corpus: Corpus, chunks: list[Chunk]) -> list[Context]:
         self.calls, self.failures, self.stats = [], [], {}  # this run's, not a previous run's
         self.written = []
+        self.schedule = None
         self._gates: list[_CallGate] = []
         self._windows: list[float] = []
         self._earlier: dict[str, float] = {}
@@ -328,16 +344,35 @@ class LLMContext(Placement):
         )
         t = time.perf_counter()
         if todo:
-            with (
-                progress_bar(f"contextualizing {len(todo)} chunks ({self.llm.model})") as advance,
-                ThreadPoolExecutor(max_workers=self.concurrency) as self._pool,
-            ):  # one pool for the run: its threads keep their store connections across documents
+            client = getattr(self.llm, "client", None)
+            if callable(client):  # the SDK built once, here: not by the first calls, after the
+                client()  # rate ceiling admitted them (a burst that would reach the API late)
+            todo_rows = set(todo)
+            ttl = getattr(self.llm, "cache_ttl", None)
+            self.schedule = Schedule(
+                [(d, [r for r in rows if r in todo_rows]) for d, rows in by_doc.items()],
+                slots=lambda: self.limit.limit,
+                workers=self.concurrency,
+                ttl=TTL_SECONDS.get(ttl) if ttl else None,
+                clock=self.rate_clock,
+                margin=self.ttl_margin,
+                first_call_alone=self.first_call_alone,
+                batch=self.batch,
+                rpm=self.rpm,
+            )
+            with progress_bar(f"contextualizing {len(todo)} chunks ({self.llm.model})") as advance:
                 advance(0, len(todo))
-                todo_rows = set(todo)
-                for doc_id, rows in by_doc.items():
-                    pending = [r for r in rows if r in todo_rows]
-                    if pending:
-                        self._document(doc_id, pending, chunks, rendered, keys, stored, advance)
+                doc_of = {row: d for d, rows in by_doc.items() for row in rows}
+
+                def send(row: int, started: Callable[[], None], deadline: float | None) -> bool:
+                    return self._call(
+                        doc_of[row], row, chunks, rendered, keys, stored, advance, started, deadline
+                    )
+
+                def send_batch(doc_id: str, rows: list[int]) -> None:
+                    self._batch(doc_id, rows, rendered, keys, stored, advance, chunks)
+
+                self.schedule.run(send, send_batch)
         self.stats = self._stats(time.perf_counter() - t, len(chunks) - len(todo), windows)
         self.written = [
             (chunks[row].doc_id, stored[k])
@@ -381,50 +416,52 @@ class LLMContext(Placement):
         text = request.document + request.prompt + request.answer_prefix
         return estimated_tokens(text) + request.max_tokens
 
-    def _document(self, doc_id, rows, chunks, rendered, keys, stored, advance) -> None:
-        def call(row: int) -> None:
-            request = self._request(rendered[row])
-            estimate = self.budget.estimate(request) if self.budget else 0.0
-            if self.budget and not self.budget.reserve(estimate):
-                advance(1)  # not sent: it would break the budget
-                return
-            gate = _CallGate(self, keys[row], self._tokens(request), estimate)
-            with self._lock:
-                self._gates.append(gate)
-            try:
-                with attempt_gate(gate):
+    def _call(
+        self, doc_id, row, chunks, rendered, keys, stored, advance, started, deadline
+    ) -> bool:
+        """One chunk's call through the gates; True if its context was stored. ``started()``
+        runs when the answer starts (streamed where the provider can say so, else once it ends);
+        ``CacheWindowMissed`` if the gates held it past ``deadline`` (nothing was sent)."""
+        request = self._request(rendered[row])
+        estimate = self.budget.estimate(request) if self.budget else 0.0
+        if self.budget and not self.budget.reserve(estimate, wait=True):
+            advance(1)  # not sent: it would break the budget
+            return False
+        gate = _CallGate(self, keys[row], self._tokens(request), estimate, deadline)
+        with self._lock:
+            self._gates.append(gate)
+        try:
+            with attempt_gate(gate):
+                if getattr(self.llm, "signals_start", False):
+                    response = self.llm.complete(request, on_start=started)
+                else:
                     response = self.llm.complete(request)
-            except BudgetExhausted:  # a retry would pass the cap: the budget has stopped
-                advance(1)
-                return
-            except LLMCallFailed as e:
-                with self._lock:
-                    self.failures.append((chunks[row].chunk_id, str(e)))
-                    self.stats["llm_retries"] = self.stats.get("llm_retries", 0) + e.retries
-                gate.release_reservation()
-                advance(1)
-                return
-            except BaseException:
-                gate.release_reservation()
-                raise
-            received = time.perf_counter()
-            self._keep(doc_id, keys[row], response, stored)  # committed before anything else
-            with self._lock:
-                self._windows.append(time.perf_counter() - received)
-            gate.committed()
-            if self.budget:
-                self.budget.settle(estimate, self._cost(response))
+        except CacheWindowMissed:
+            gate.release_reservation()
+            raise
+        except BudgetExhausted:  # a retry would pass the cap: the budget has stopped
             advance(1)
-
-        first, rest = (rows[:1], rows[1:]) if self.first_call_alone else ([], rows)
-        for row in first:
-            call(row)
-        if not rest:
-            return
-        if self.batch:
-            self._batch(doc_id, rest, rendered, keys, stored, advance, chunks)
-            return
-        list(self._pool.map(call, rest))
+            return False
+        except LLMCallFailed as e:
+            with self._lock:
+                self.failures.append((chunks[row].chunk_id, str(e)))
+                self.stats["llm_retries"] = self.stats.get("llm_retries", 0) + e.retries
+            gate.release_reservation()
+            advance(1)
+            return False
+        except BaseException:
+            gate.release_reservation()
+            raise
+        received = time.perf_counter()
+        self._keep(doc_id, keys[row], response, stored)  # committed before anything else
+        with self._lock:
+            self._windows.append(time.perf_counter() - received)
+        gate.committed()
+        if self.budget:
+            self.budget.settle(estimate, self._cost(response))
+        started()
+        advance(1)
+        return True
 
     def _batch(self, doc_id, rows, rendered, keys, stored, advance, chunks) -> None:
         complete_batch = getattr(self.llm, "complete_batch", None)
@@ -458,7 +495,8 @@ class LLMContext(Placement):
             if isinstance(result, LLMResponse):
                 self._keep(doc_id, keys[row], result, stored)
             else:
-                self.failures.append((chunks[row].chunk_id, str(result)))
+                with self._lock:
+                    self.failures.append((chunks[row].chunk_id, str(result)))
             advance(1)
 
     def _keep(self, doc_id: str, key: str, response: LLMResponse, stored: dict) -> None:
@@ -525,6 +563,8 @@ class LLMContext(Placement):
             "docs_windowed": float(sum(1 for w in windows.values() if w)),
             "contextualize_seconds": seconds,
         }
+        if self.schedule is not None:
+            stats["context_cache_refreshes"] = float(self.schedule.refreshes)
         stats.update(self._limit_stats())
         stats.update(throughput([r for _, r in self.calls]))
         return stats
@@ -555,8 +595,11 @@ class _CallGate:
     the AIMD limit and, with a budget, a new reservation after an ambiguous attempt and a charge
     row in the store while the attempt may be billed without its answer kept."""
 
-    def __init__(self, ctx: LLMContext, key: str, tokens: int, estimate: float):
+    def __init__(
+        self, ctx: LLMContext, key: str, tokens: int, estimate: float, deadline: float | None
+    ):
         self.limit, self.ceiling, self.budget = ctx.limit, ctx.ceiling, ctx.budget
+        self.clock, self.deadline = ctx.rate_clock, deadline
         self.store, self.key = ctx.store, key
         self.tokens, self.estimate = tokens, estimate
         self.reserved = ctx.budget is not None  # the budget holds this call's reservation
@@ -570,8 +613,12 @@ class _CallGate:
             if not self.budget.reserve(self.estimate):
                 raise BudgetExhausted
             self.reserved = True
-        self.ceiling.acquire(self.tokens)
+        if not self.ceiling.acquire(self.tokens, until=self.deadline):
+            raise CacheWindowMissed  # the document's cache may be gone by the time it fits
         self.epoch = self.limit.acquire()
+        if self.deadline is not None and self.clock() > self.deadline:
+            self.limit.release(self.epoch, FAILED)  # not sent
+            raise CacheWindowMissed
         if self.budget is not None:  # counted by later runs unless this run clears it
             self.charge = self.store.charge(self.key, self.estimate)
 

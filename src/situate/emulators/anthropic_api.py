@@ -59,7 +59,26 @@ answered with a grade 0-3 from word overlap (:func:`~situate.emulators.textmodel
 A final assistant message is a prefill: the answer continues it
 and excludes it, as the real API does (a prefill may not end in whitespace; models from Claude
 4.6 on refuse prefills: :data:`NO_PREFILL_MODELS`). ``max_tokens: 0`` only warms the cache.
-Streaming is not emulated (400).
+
+Timing and streaming
+--------------------
+``ttft`` is the time to first token; with ``output_tokens_per_second`` the answer's tokens then
+take ``output_tokens / output_tokens_per_second`` more seconds (None: at once). ``stream: true``
+answers server-sent events as the real API does: ``message_start`` (its ``usage`` carries
+``input_tokens`` and the cache fields, ``output_tokens`` 1), ``content_block_start``, ``ping``,
+``content_block_delta`` (``text_delta``, one per token group, paced by the throughput),
+``content_block_stop``, ``message_delta`` (``stop_reason`` and the final cumulative ``usage``)
+and ``message_stop``; the cache entries a request writes are published right before its
+``message_start`` is sent, so a client that waits for that event knows the entry exists.
+
+Rate limits
+-----------
+``rpm`` and ``tpm`` (None: none) are the organisation's ceilings per minute of ``clock``:
+requests, and input tokens (the whole prompt) plus ``max_tokens``. As Anthropic documents, they
+are token buckets: each holds up to a minute's worth and is refilled continuously (``rpm / 60``
+a second), not reset at fixed intervals. A request the buckets cannot cover is answered 429
+``rate_limit_error`` with ``retry-after`` (whole seconds until they would), as the real API
+does; it takes nothing from them.
 
 Message Batches
 ---------------
@@ -77,6 +96,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import math
 import re
 import threading
 import time
@@ -251,8 +271,8 @@ def parse_prompt(
             raise _invalid("max_tokens: Field required")
         if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0:
             raise _invalid("max_tokens: Input should be a non-negative integer")
-        if body.get("stream"):
-            raise _invalid("stream: the emulator answers non-streaming requests only")
+        if "stream" in body and not isinstance(body["stream"], bool):
+            raise _invalid("stream: Input should be a valid boolean")
     for name in SAMPLING_PARAMS:
         if name in body:
             if version >= SAMPLING_REMOVED_IN:
@@ -468,6 +488,10 @@ class AnthropicEmulator(EmulatorServer):
         Random fault injection (see :mod:`situate.emulators.server`).
     ttft : float
         Seconds before a response starts (its cache entries become visible then).
+    output_tokens_per_second : float or None
+        Generation speed after the first token (None: the whole answer at once).
+    rpm, tpm : int or None
+        Rate limits per 60 seconds of ``clock`` (requests; input tokens plus ``max_tokens``).
     clock : callable
         Seconds, for cache expiry (``time.monotonic``; tests pass a fake to advance time).
     min_cacheable_tokens : dict or None
@@ -486,12 +510,22 @@ class AnthropicEmulator(EmulatorServer):
         clock: Callable[[], float] = time.monotonic,
         min_cacheable_tokens: dict[str, int] | None = None,
         batch_delay: float = 0.0,
+        output_tokens_per_second: float | None = None,
+        rpm: int | None = None,
+        tpm: int | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
     ):
         super().__init__(faults, host, port)
+        if output_tokens_per_second is not None and output_tokens_per_second <= 0:
+            raise ValueError("output_tokens_per_second must be > 0 or None")
         self.api_keys = {api_key} if isinstance(api_key, str) else set(api_key)
         self.ttft = ttft
+        self.output_tokens_per_second = output_tokens_per_second
+        self.rpm, self.tpm = rpm, tpm
+        self.clock = clock
+        # the rate buckets: (requests, tokens) left and when they were last refilled
+        self._bucket = [float(rpm or 0), float(tpm or 0), clock()]
         self.cache = PromptCache(clock)
         self.min_overrides = dict(min_cacheable_tokens or {})
         self.batch_delay = batch_delay
@@ -557,13 +591,120 @@ class AnthropicEmulator(EmulatorServer):
     def _messages(self, req: Request) -> Response:
         try:
             key, version = self._begin(req)
-            prompt = parse_prompt(self._body(req), version, self._salt(key))
+            body = self._body(req)
+            prompt = parse_prompt(body, version, self._salt(key))
         except APIFailure as failure:
             return self._fail(failure)
+        wait = self._rate_wait(prompt.total + prompt.max_tokens)
+        if wait is not None:
+            return self.error(
+                429,
+                "This request would exceed the rate limit for your organization",
+                "rate_limit",
+                {"retry-after": str(wait)},
+            )
         usage, written = self.cache.account(prompt, self.min_cacheable_tokens(prompt.model))
+        message = self._message(prompt, usage, "standard")
+        if body.get("stream"):
+            return Response(
+                200,
+                headers={"request-id": _new_id("req")},
+                content_type="text/event-stream",
+                stream=self._events(message, written),
+                usage=message["usage"],
+            )
         self.first_token(self.ttft)  # the entries exist from here on
         self.cache.publish(written)
-        return self._ok(self._message(prompt, usage, "standard"))
+        self._generate(message["usage"]["output_tokens"])
+        return self._ok(message)
+
+    def _rate_wait(self, tokens: int) -> int | None:
+        """None if the rate buckets cover a request of ``tokens`` now (and take it from them),
+        else the whole seconds until they would."""
+        if self.rpm is None and self.tpm is None:
+            return None
+        with self._lock:
+            now = self.clock()
+            last = self._bucket[2]
+            limits = [(0, self.rpm, 1), (1, self.tpm, tokens)]
+            wait = 0.0
+            for i, limit, need in limits:
+                if limit is None:
+                    continue
+                left = min(float(limit), self._bucket[i] + (now - last) * limit / 60.0)
+                self._bucket[i] = left
+                if left < need:
+                    wait = max(wait, (need - left) * 60.0 / limit)
+            self._bucket[2] = now
+            if wait > 0:
+                return max(1, math.ceil(wait - 1e-9))  # not 11 s for 10 s and a rounding error
+            for i, limit, need in limits:
+                if limit is not None:
+                    self._bucket[i] -= need
+            return None
+
+    def _generate(self, output_tokens: int) -> None:
+        """The time the answer's tokens take after the first one."""
+        if self.output_tokens_per_second and output_tokens > 1:
+            time.sleep((output_tokens - 1) / self.output_tokens_per_second)
+
+    def _events(self, message: dict, written: list[CacheEntry]):
+        """The server-sent events of a streamed ``message`` (see the module docstring)."""
+
+        def event(kind: str, data: dict) -> bytes:
+            return f"event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+        self.first_token(self.ttft)
+        self.cache.publish(written)  # before message_start: the client may rely on it
+        usage = message["usage"]
+        start = {**message, "content": [], "stop_reason": None, "stop_sequence": None}
+        start["usage"] = {**usage, "output_tokens": 1}
+        yield event("message_start", {"type": "message_start", "message": start})
+        text = message["content"][0]["text"] if message["content"] else ""
+        yield event(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+        )
+        yield event("ping", {"type": "ping"})
+        pieces = re.findall(r"\S+\s*|\s+", text)
+        step = max(1, len(pieces) // 8)  # a few deltas, paced by the throughput
+        for i in range(0, len(pieces), step):
+            piece = "".join(pieces[i : i + step])
+            self._generate(approx_tokens(piece) + 1)
+            yield event(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": piece},
+                },
+            )
+        yield event("content_block_stop", {"type": "content_block_stop", "index": 0})
+        final = {
+            k: usage[k]
+            for k in (
+                "input_tokens",
+                "cache_creation_input_tokens",
+                "cache_read_input_tokens",
+                "output_tokens",
+            )
+        }
+        yield event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {
+                    "stop_reason": message["stop_reason"],
+                    "stop_sequence": message["stop_sequence"],
+                },
+                "usage": final,
+            },
+        )
+        yield event("message_stop", {"type": "message_stop"})
 
     def _message(self, prompt: Prompt, usage: CacheUsage, tier: str) -> dict:
         text = grading_answer(prompt.request)  # a judge prompt: the grade

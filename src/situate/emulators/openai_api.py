@@ -74,6 +74,8 @@ class OpenAIEmulator(EmulatorServer):
         Random fault injection (see :mod:`situate.emulators.server`).
     max_inputs, max_tokens_per_input, max_tokens_per_request : int
         The endpoint's limits (defaults: the real ones).
+    latency : float
+        Seconds each embeddings request takes before it is answered (0: at once).
     """
 
     name = "openai-emulator"
@@ -85,8 +87,10 @@ class OpenAIEmulator(EmulatorServer):
         max_inputs: int = MAX_INPUTS,
         max_tokens_per_input: int = MAX_TOKENS_PER_INPUT,
         max_tokens_per_request: int = MAX_TOKENS_PER_REQUEST,
+        latency: float = 0.0,
     ):
         super().__init__(faults)
+        self.latency = latency  # seconds each embeddings request takes (an API's round trip)
         self.api_keys = {api_key} if isinstance(api_key, str) else set(api_key)
         self.max_inputs = max_inputs
         self.max_tokens_per_input = max_tokens_per_input
@@ -148,6 +152,8 @@ class OpenAIEmulator(EmulatorServer):
         denied = self._authenticate(req)
         if denied:
             return denied
+        if self.latency > 0:
+            time.sleep(self.latency)
         try:
             body = req.json()
         except (ValueError, UnicodeDecodeError):

@@ -73,7 +73,7 @@ import struct
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -163,10 +163,15 @@ class Request:
 
 @dataclass
 class Response:
+    """An answer. With ``stream`` (server-sent events), ``body`` is unused: the chunks are sent
+    as the iterator yields them (HTTP chunked encoding), and ``usage`` is what the answer bills."""
+
     status: int
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
     content_type: str = "application/json"
+    stream: Iterator[bytes] | None = None
+    usage: dict | None = None
 
 
 def json_response(status: int, obj, headers: dict[str, str] | None = None) -> Response:
@@ -576,6 +581,12 @@ class EmulatorServer:
 
 
 def _usage_of(resp: Response) -> dict | None:
+    if resp.usage is not None:
+        return {
+            k: v
+            for k, v in resp.usage.items()
+            if isinstance(v, int | float) and not isinstance(v, bool)
+        }
     if resp.content_type != "application/json" or b'"usage"' not in resp.body:
         return None
     try:
@@ -660,6 +671,15 @@ class _RequestHandler(BaseHTTPRequestHandler):
         headers.setdefault("x-request-id", f"req_{uuid.uuid4().hex}")
         for k, v in headers.items():
             self.send_header(k, v)
+        if resp.stream is not None:
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.flush()
+            for chunk in resp.stream:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            return
         self.send_header("Content-Length", str(len(resp.body)))
         self.end_headers()
         if self.command != "HEAD":

@@ -74,6 +74,9 @@ class Evaluator:
         With ``kfold``: the number of folds.
     seed : int
         Seed of the split.
+    latency_sample : int
+        Questions answered one at a time, timed, for the per-query latency (``query_p50_ms``,
+        ``query_p95_ms``); the others are embedded and searched in batches.
 
     Notes
     -----
@@ -95,7 +98,13 @@ class Evaluator:
         dev_share: float = 0.5,
         folds: int = 5,
         seed: int = 0,
+        latency_sample: int = 50,
     ):
+        if latency_sample < 1:
+            raise SituateError(
+                f"eval.latency_sample={latency_sample}: time at least 1 question (e.g. 50)"
+            )
+        self.latency_sample = latency_sample
         ks = sorted({int(k) for k in ks})
         if not ks or ks[0] < 1:
             raise SituateError(

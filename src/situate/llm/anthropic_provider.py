@@ -9,16 +9,17 @@ is recorded as the API reports it: ``input_tokens`` (uncached), ``cache_creation
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from situate.endpoints import base_url as resolved_base_url
 from situate.endpoints import endpoint
 from situate.errors import SituateError
 from situate.llm.api_key import api_key
-from situate.llm.base import LLMRequest, LLMResponse
+from situate.llm.base import TTL_SECONDS, LLMRequest, LLMResponse
 from situate.llm.retry import RETRYABLE_STATUS, retry_after_seconds, with_retries
 from situate.records import Usage
 
-TTLS = ("5m", "1h")
+TTLS = tuple(TTL_SECONDS)
 
 
 def sdk_has_sampling_params() -> bool:
@@ -65,6 +66,7 @@ class AnthropicProvider:
     """
 
     name = "anthropic"
+    signals_start = True  # complete(on_start=...) calls back when the answer starts
 
     def __init__(
         self,
@@ -151,13 +153,31 @@ class AnthropicProvider:
             params["thinking"] = {"type": self.thinking}
         return params
 
-    def complete(self, request: LLMRequest) -> LLMResponse:
+    def complete(
+        self, request: LLMRequest, on_start: Callable[[], None] | None = None
+    ) -> LLMResponse:
+        """One call; with ``on_start`` it is streamed and ``on_start()`` runs when the answer's
+        ``message_start`` event arrives: the prompt cache entry the call writes exists from then
+        on (called again if a retry gets that far)."""
         t = time.perf_counter()
+
+        def attempt():
+            if on_start is None:
+                return self.client().messages.create(**self.params(request))
+            return self._streamed(request, on_start)
+
         message, retries = with_retries(
-            lambda: self.client().messages.create(**self.params(request)),
-            self._retryable, self.max_retries, self.backoff_base, self.backoff_max,
-        )  # fmt: skip
+            attempt, self._retryable, self.max_retries, self.backoff_base, self.backoff_max
+        )
         return self._response(message, request, time.perf_counter() - t, retries, batch=False)
+
+    def _streamed(self, request: LLMRequest, on_start: Callable[[], None]):
+        """The final message of a streamed call, calling ``on_start`` at ``message_start``."""
+        with self.client().messages.stream(**self.params(request)) as stream:
+            for event in stream:
+                if event.type == "message_start":
+                    on_start()
+            return stream.get_final_message()
 
     def _response(
         self, message, request: LLMRequest, seconds: float, retries: int, batch: bool

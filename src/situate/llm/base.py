@@ -13,6 +13,9 @@ from typing import Protocol
 
 from situate.records import Usage
 
+# a provider's ``cache_ttl`` -> seconds a prompt cache entry lives after its write
+TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
+
 
 @dataclass(frozen=True)
 class LLMRequest:
@@ -54,7 +57,10 @@ class LLMProvider(Protocol):
         """Provider, model and every generation parameter that changes the answer (no secrets)."""
         ...
 
-    def complete(self, request: LLMRequest) -> LLMResponse: ...
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        """One call. A provider with ``signals_start = True`` also takes ``on_start``, a callable
+        run when the answer starts (its prompt cache entry exists from then on)."""
+        ...
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` for this model (exact where the provider offers a counter)."""

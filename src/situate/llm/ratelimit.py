@@ -31,6 +31,10 @@ from collections.abc import Callable
 from situate.errors import SituateError
 
 RATE_LIMITED, AMBIGUOUS, OK, FAILED = "rate_limited", "ambiguous", "ok", "failed"
+# seconds the LLM context adds to the ceilings' 60-second window: an attempt admitted exactly a
+# minute after another may reach the provider sooner after it than it left (jitter), and a
+# provider counting a strict minute would refuse it; 1/61 of the rate is the price
+RATE_GUARD_SECONDS = 1.0
 
 
 class AIMDLimit:
@@ -128,14 +132,18 @@ class RateCeiling:
                 "raise context.tpm or set it to null"
             )
 
-    def acquire(self, tokens: int) -> None:
-        """Block until an attempt of ``tokens`` fits, then count it."""
+    def acquire(self, tokens: int, until: float | None = None) -> bool:
+        """Block until an attempt of ``tokens`` fits, then count it and return True; with
+        ``until`` (a time on ``clock``), return False without counting it as soon as it is
+        clear that it cannot fit by then."""
         if not self.active:
-            return
+            return until is None or self.clock() <= until
         self.check(tokens)
         while True:
             with self._lock:
                 now = self.clock()
+                if until is not None and now > until:
+                    return False
                 while self._recent and self._recent[0][0] <= now - self.window:
                     self._tokens -= self._recent.popleft()[1]
                 fits = (self.rpm is None or len(self._recent) < self.rpm) and (
@@ -145,8 +153,10 @@ class RateCeiling:
                     self._recent.append((now, tokens))
                     self._tokens += tokens
                     self.admitted.append((now, tokens))
-                    return
+                    return True
                 wait = self._wait_for(tokens, now)
+                if until is not None and now + wait > until:
+                    return False
             self.waited += wait
             self.sleep(wait)
 

@@ -1,0 +1,58 @@
+"""The query phase: a timed sample one at a time, the rest embedded in batches and searched
+together, with the same rankings as one query at a time (cookbook slice, OpenAI emulator)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from situate.app import build_pipeline
+from situate.cli import compose
+from situate.emulators.openai_api import OpenAIEmulator
+
+KEY = "sk-test-query-phase-5b1d"
+
+
+@pytest.fixture
+def key_env(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+
+
+def pipeline(emu, tmp_path):
+    cfg = compose(
+        [
+            "embedder=openai_small",
+            f"embedder.base_url={emu.url}/v1",
+            "embedder.batch_size=4",
+            "fusion=rrf",
+            "dataset.max_documents=4",
+            f"output_dir={tmp_path}",
+            "tracking=none",
+        ]
+    )
+    pipe = build_pipeline(cfg)
+    corpus, chunks, contexts = pipe.prepare({})
+    pipe.build_indexes(chunks, contexts, set(pipe.fusion.needs), {})
+    return pipe, [q.text for q in corpus.questions], pipe.searcher(chunks, contexts)
+
+
+def test_batched_queries_rank_as_one_at_a_time_and_embed_in_batches(key_env, tmp_path):
+    with OpenAIEmulator(api_key=KEY) as emu:
+        pipe, queries, searcher = pipeline(emu, tmp_path / "batched")
+        assert len(queries) == 14 and len(set(queries)) == len(queries)
+        before = emu.calls("/v1/embeddings")
+        told, embedded = [], []
+        ranked, latency = searcher.search_all(
+            queries, lambda n, total: told.append(n), 3, lambda n, total: embedded.append(n)
+        )
+        # 3 timed queries, one request each; the other 11 in requests of 4 (4 + 4 + 3)
+        rest = len(queries) - 3
+        assert emu.calls("/v1/embeddings") - before == 3 + 3
+        assert len(latency.total) == 3 and len(latency.rerank) == len(queries)
+        assert sum(told) == len(queries) and sum(embedded) == rest
+
+        _, _, alone = pipeline(emu, tmp_path / "alone")  # a fresh cache: every query embedded
+        one_by_one, all_timed = alone.search_all(queries)
+    assert len(all_timed.total) == len(queries)
+    np.testing.assert_array_equal(ranked.ids, one_by_one.ids)
+    np.testing.assert_allclose(ranked.scores, one_by_one.scores, rtol=1e-6)
