@@ -596,7 +596,7 @@ class _CallGate:
     row in the store while the attempt may be billed without its answer kept."""
 
     def __init__(
-        self, ctx: LLMContext, key: str, tokens: int, estimate: float, deadline: float | None
+        self, ctx: LLMContext, key: str, tokens: int, estimate: float, deadline: float | None = None
     ):
         self.limit, self.ceiling, self.budget = ctx.limit, ctx.ceiling, ctx.budget
         self.clock, self.deadline = ctx.rate_clock, deadline

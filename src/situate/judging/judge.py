@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -22,7 +23,7 @@ from situate.judging.pool import Pair
 from situate.judging.prompt import parse_grade, prompt_hash, render
 from situate.judging.store import JudgeStore, StoredJudgment
 from situate.llm.base import LLMCallFailed, LLMProvider, LLMRequest, LLMResponse
-from situate.llm.ratelimit import AIMDLimit, RateCeiling
+from situate.llm.ratelimit import RATE_GUARD_SECONDS, AIMDLimit, RateCeiling
 from situate.llm.retry import attempt_gate
 from situate.pricing import PriceBook
 from situate.progress import progress_bar
@@ -105,6 +106,7 @@ class Judge:
         self.limit: AIMDLimit | None = None
         self.ceiling: RateCeiling | None = None
         self.budget: Budget | None = None
+        self.rate_clock = time.monotonic
         self._lock = threading.Lock()
 
     @property
@@ -137,7 +139,7 @@ class Judge:
         run = JudgeRun(stored, from_store=len(stored))
         self.budget = self._budget(stored, {k for k, _ in todo} | set(stored))
         self.limit = AIMDLimit(self.concurrency, self.increase_after)
-        self.ceiling = RateCeiling(self.rpm, self.tpm)
+        self.ceiling = RateCeiling(self.rpm, self.tpm, 60.0 + RATE_GUARD_SECONDS)  # as contexts
         log.info(
             "judge: %d of %d pairs stored already, %d to judge with %s%s",
             len(stored), len(stored) + len(todo), len(todo), self.llm.model,
