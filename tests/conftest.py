@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -132,3 +135,31 @@ def pg(pg_server: dict, request) -> dict:
     slug = re.sub(r"[^a-z0-9]+", "_", name.lower())[:30]
     schema = f"t_{slug}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
     return {"data_dir": pg_server["data_dir"], "listen": "tcp", "schema": schema}
+
+
+def free_port() -> int:
+    """A port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def live_mlflow_server(folder: Path) -> Iterator[int]:
+    """A real ``mlflow server`` on 127.0.0.1 with its store under ``folder``; yields its port once
+    it listens (waiting on its output, not on time) and stops it at the end."""
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
+            "--workers", "1", "--backend-store-uri", f"sqlite:///{folder / 'server.db'}",
+            "--default-artifact-root", str(folder / "server-artifacts"),
+        ],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert any("Uvicorn running on" in line for line in server.stdout), "mlflow server exited"
+        yield port
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=120)

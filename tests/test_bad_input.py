@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA_DIR, REPO, options, run_cli
+from conftest import DATA_DIR, REPO, free_port, live_mlflow_server, options, run_cli
 from situate.cli import INTERRUPTED
 from situate.contexts.llm import LLMContext
 from situate.contexts.prompts import PromptVariant
@@ -458,13 +458,6 @@ def test_the_default_context_on_another_dataset_names_the_real_fix(tmp_path, coo
     assert proc.returncode == 0, proc.stderr
 
 
-def free_port() -> int:
-    """A port nothing listens on (bound, then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("source", ["MLFLOW_TRACKING_URI", "tracking.tracking_uri"])
 def test_a_dead_tracking_server_stops_the_run_before_it_starts(tmp_path, source):
@@ -490,22 +483,9 @@ def test_a_dead_tracking_server_stops_the_run_before_it_starts(tmp_path, source)
 
 @pytest.mark.slow
 def test_a_live_tracking_server_passes_the_probe(tmp_path):
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
-            "--workers", "1", "--backend-store-uri", f"sqlite:///{tmp_path / 'mlflow.db'}",
-            "--default-artifact-root", str(tmp_path / "artifacts"),
-        ],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-    )  # fmt: skip
-    try:
-        assert any("Uvicorn running on" in line for line in server.stdout), "mlflow server exited"
+    with live_mlflow_server(tmp_path) as port:
         tracker = MlflowTracker(f"http://127.0.0.1:{port}", "unused.db", "unused", "probe")
         tracker.check()  # returns: the server answers /health
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=120)
 
 
 class StalledProvider:

@@ -146,25 +146,12 @@ def test_a_wrong_key_is_one_line_that_names_the_variable_not_the_key(
 
 @pytest.mark.slow
 def test_a_password_in_the_tracking_uri_reaches_no_param_artifact_or_log(cookbook_dir, tmp_path):
-    import os
-    import signal
-    import sys
-
     from mlflow.tracking import MlflowClient
 
-    from test_bad_input import free_port
+    from conftest import live_mlflow_server
 
-    port, password = free_port(), f"pw-SECRET-{uuid.uuid4()}"
-    server = subprocess.Popen(
-        [
-            sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
-            "--workers", "1", "--backend-store-uri", f"sqlite:///{tmp_path / 'server.db'}",
-            "--default-artifact-root", str(tmp_path / "server-artifacts"),
-        ],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-    )  # fmt: skip
-    try:
-        assert any("Uvicorn running on" in line for line in server.stdout), "mlflow server exited"
+    password = f"pw-SECRET-{uuid.uuid4()}"
+    with live_mlflow_server(tmp_path) as port:
         uri = f"http://team:{password}@127.0.0.1:{port}"
         out = tmp_path / "out"
         proc = run_cli(
@@ -186,6 +173,3 @@ def test_a_password_in_the_tracking_uri_reaches_no_param_artifact_or_log(cookboo
         places.update(everything_written(out, proc))
         assert password not in proc.stdout, [x for x in proc.stdout.splitlines() if password in x]
         assert not leaks({"password": password}, places)
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=120)
