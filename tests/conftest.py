@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -163,3 +164,23 @@ def live_mlflow_server(folder: Path) -> Iterator[int]:
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=120)
+
+
+class VirtualClock:
+    """Virtual seconds for a rate ceiling, shared by threads: ``sleep(s)`` moves time to ``s``
+    after the reading the sleeping thread last took (never back), so an attempt that waits wakes
+    exactly when the ceiling said room appears, and no real time passes."""
+
+    def __init__(self):
+        self.now = 0.0
+        self._lock = threading.Lock()
+        self._read = threading.local()
+
+    def clock(self) -> float:
+        with self._lock:
+            self._read.at = self.now
+            return self.now
+
+    def sleep(self, seconds: float) -> None:
+        with self._lock:
+            self.now = max(self.now, getattr(self._read, "at", self.now) + seconds)

@@ -29,6 +29,7 @@ import socket
 import sqlite3
 import tempfile
 import threading
+import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,24 @@ class BlobStore:
     def __len__(self) -> int:
         with self._connect() as db:
             return db.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0]
+
+
+class ChargeRows(BlobStore):
+    """Attempts that may have been billed without their answer stored: one row per attempt,
+    ``<answer key>#<attempt id>`` -> USD (the attempt's reserved estimate). A row is written before
+    the attempt is sent and deleted once its answer is stored or it is answered with an error; a
+    row left behind (no answer, or a killed process) counts as spent for every later run."""
+
+    def charge(self, key: str, usd: float) -> str:
+        """Record a possibly billed attempt for ``key``; returns its row's key."""
+        row = f"{key}#{uuid.uuid4().hex[:16]}"
+        self.put_many([(row, repr(float(usd)).encode())])
+        return row
+
+    def charged(self, keys: set[str]) -> tuple[float, int]:
+        """USD and number of possibly billed attempts recorded for ``keys``."""
+        rows = [float(v) for r, v in self.items() if r.split("#", 1)[0] in keys]
+        return sum(rows), len(rows)
 
 
 class _Transaction:

@@ -9,6 +9,7 @@ import time
 import pytest
 from test_llm_context import KEY, chunks_of, context, corpus, long_document, provider
 
+from conftest import VirtualClock
 from situate.costs import usage_metrics
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.records import Corpus
@@ -17,25 +18,6 @@ from situate.records import Corpus
 @pytest.fixture
 def key_env(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-
-
-class VirtualClock:
-    """Virtual seconds shared by threads (as in tests/reliability/test_rate_limits.py): a sleep
-    moves time to ``s`` after the reading the sleeping thread last took, never back."""
-
-    def __init__(self):
-        self.now = 0.0
-        self._lock = threading.Lock()
-        self._read = threading.local()
-
-    def clock(self) -> float:
-        with self._lock:
-            self._read.at = self.now
-            return self.now
-
-    def sleep(self, seconds: float) -> None:
-        with self._lock:
-            self.now = max(self.now, getattr(self._read, "at", self.now) + seconds)
 
 
 def test_first_calls_of_every_document_go_while_the_first_is_in_flight(key_env, tmp_path):

@@ -102,7 +102,7 @@ def test_ambiguous_attempts_are_charged_and_the_retry_reserves_again(key_env, tm
         assert emu.calls("/v1/messages") == 2  # the reset one and its retry
         assert billed_usd(emu) <= ctx.budget.spent <= 2.5 * estimate
         # the charge of the reset attempt stays in the store for later runs
-        assert ctx.store.charged({k for k in ctx.plan(corp, chunks)[3]})[1] == 1
+        assert ctx.store.charges.charged({k for k in ctx.plan(corp, chunks)[3]})[1] == 1
 
         # a cap with room for the first attempt only: the retry after the reset is not sent
         emu.clear()

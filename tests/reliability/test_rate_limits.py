@@ -8,6 +8,7 @@ import threading
 import pytest
 from reliability_support import KEY, context, corpus, provider
 
+from conftest import VirtualClock
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.errors import SituateError
 from situate.llm.ratelimit import OK, RATE_LIMITED, AIMDLimit, RateCeiling, max_in_window
@@ -16,26 +17,6 @@ from situate.llm.ratelimit import OK, RATE_LIMITED, AIMDLimit, RateCeiling, max_
 @pytest.fixture
 def key_env(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-
-
-class VirtualClock:
-    """Virtual seconds for a rate ceiling, shared by threads: ``sleep(s)`` moves time to ``s``
-    after the reading the sleeping thread last took (never back), so an attempt that waits wakes
-    exactly when the ceiling said room appears, and no real time passes."""
-
-    def __init__(self):
-        self.now = 0.0
-        self._lock = threading.Lock()
-        self._read = threading.local()
-
-    def clock(self) -> float:
-        with self._lock:
-            self._read.at = self.now
-            return self.now
-
-    def sleep(self, seconds: float) -> None:
-        with self._lock:
-            self.now = max(self.now, getattr(self._read, "at", self.now) + seconds)
 
 
 def tokens_in_any_window(admitted: list[tuple[float, int]], window: float) -> int:

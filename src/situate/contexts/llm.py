@@ -33,7 +33,6 @@ import json
 import logging
 import threading
 import time
-import uuid
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -61,7 +60,7 @@ from situate.llm.retry import attempt_gate
 from situate.pricing import PriceBook
 from situate.progress import progress_bar
 from situate.records import Chunk, Context, Corpus, Document, Usage
-from situate.store import BlobStore, content_hash
+from situate.store import BlobStore, ChargeRows, content_hash
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +101,7 @@ class ContextStore:
 
     def __init__(self, path: str | Path):
         self.blobs = BlobStore(path, "contexts")
-        self.charges = BlobStore(path, "context_charges")
+        self.charges = ChargeRows(path, "context_charges")
 
     @staticmethod
     def key(
@@ -159,21 +158,6 @@ class ContextStore:
 
     def put(self, key: str, stored: StoredContext) -> None:
         self.blobs.put_many([(key, stored.to_bytes())])
-
-    def charge(self, key: str, usd: float) -> str:
-        """Record a possibly billed attempt for ``key``; returns its row's key."""
-        row = f"{key}#{uuid.uuid4().hex[:16]}"
-        self.charges.put_many([(row, repr(float(usd)).encode())])
-        return row
-
-    def charged(self, keys: set[str]) -> tuple[float, int]:
-        """USD and number of possibly billed attempts recorded for ``keys``."""
-        usd, n = 0.0, 0
-        for row, value in self.charges.items():
-            if row.split("#", 1)[0] in keys:
-                usd += float(value)
-                n += 1
-        return usd, n
 
 
 class LLMContext(Placement):
@@ -519,7 +503,7 @@ class LLMContext(Placement):
         price = self.pricing.price(self.llm.model)
         ttl = getattr(self.llm, "cache_ttl", "5m")
         spent = sum(price.call_cost(s.usage, ttl=ttl, batch=s.batch).total for s in stored.values())
-        charged, attempts = self.store.charged(keys)
+        charged, attempts = self.store.charges.charged(keys)
         self._earlier = {
             "budget_earlier_unanswered_usd": charged,
             "budget_earlier_unanswered_attempts": float(attempts),
@@ -620,7 +604,7 @@ class _CallGate:
             self.limit.release(self.epoch, FAILED)  # not sent
             raise CacheWindowMissed
         if self.budget is not None:  # counted by later runs unless this run clears it
-            self.charge = self.store.charge(self.key, self.estimate)
+            self.charge = self.store.charges.charge(self.key, self.estimate)
 
     def after(self, outcome: str) -> None:
         self.limit.release(self.epoch, outcome)

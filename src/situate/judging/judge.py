@@ -251,5 +251,5 @@ class Judge:
         spent = sum(
             price.call_cost(s.usage, ttl=self.ttl, batch=s.batch).total for s in stored.values()
         )
-        charged, _ = self.store.charged(keys)
+        charged, _ = self.store.charges.charged(keys)
         return Budget(self.budget_usd, price, self.ttl, spent + charged)

@@ -11,13 +11,12 @@ a charge row per attempt that may have been billed without its answer stored
 from __future__ import annotations
 
 import json
-import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from situate.errors import SituateError
 from situate.records import Usage
-from situate.store import BlobStore, content_hash
+from situate.store import BlobStore, ChargeRows, content_hash
 
 
 @dataclass
@@ -41,7 +40,7 @@ class StoredJudgment:
 class JudgeStore:
     def __init__(self, path: str | Path):
         self.blobs = BlobStore(path, "judgments")
-        self.charges = BlobStore(path, "judgment_charges")
+        self.charges = ChargeRows(path, "judgment_charges")
 
     @staticmethod
     def key(identity: dict, prompt_hash: str, question: str, chunk_text: str) -> str:
@@ -60,14 +59,3 @@ class JudgeStore:
 
     def put(self, key: str, stored: StoredJudgment) -> None:
         self.blobs.put_many([(key, stored.to_bytes())])
-
-    def charge(self, key: str, usd: float) -> str:
-        """Record a possibly billed attempt for ``key``; returns its row's key."""
-        row = f"{key}#{uuid.uuid4().hex[:16]}"
-        self.charges.put_many([(row, repr(float(usd)).encode())])
-        return row
-
-    def charged(self, keys: set[str]) -> tuple[float, int]:
-        """USD and number of possibly billed attempts recorded for ``keys``."""
-        rows = [float(v) for r, v in self.charges.items() if r.split("#", 1)[0] in keys]
-        return sum(rows), len(rows)
