@@ -265,8 +265,12 @@ def test_server_killed_mid_build_is_one_line_and_a_rerun_recovers() -> None:
         postmaster = psutil.Process(
             int((data_dir / "data" / "postmaster.pid").read_text().split()[0])
         )
-        for process in [postmaster, *postmaster.children(recursive=True)]:
+        server_processes = [postmaster, *postmaster.children(recursive=True)]
+        for process in server_processes:
             process.kill()  # the whole server, as an OOM killer or a power cut would
+        # a SIGKILL is delivered, not awaited: the rerun must find the server gone, not dying
+        _, alive = psutil.wait_procs(server_processes, timeout=120)
+        assert not alive, alive
         thread.join()
         admin.close()
         (failure,) = failures
