@@ -178,6 +178,47 @@ def test_dataset_is_logged_as_a_run_input(tmp_path):
 
 
 @pytest.mark.slow
+def test_two_runs_logging_the_same_dataset_at_once(tmp_path):
+    """The CI failure of a two-job Ray sweep, replayed in order: between this run's lookup of the
+    dataset and its insert, another process inserts the same (experiment, name, digest). MLflow's
+    insert breaks the unique key; the run logs its input on the second try, against that row."""
+    import sqlite3
+
+    from mlflow.store.tracking.dbmodels.models import SqlDataset
+    from sqlalchemy import event
+    from sqlalchemy.orm import Session
+
+    raced = []
+
+    def other_process_inserts_first(session, flush_context, instances):
+        rows = [o for o in session.new if isinstance(o, SqlDataset)]
+        if rows and not raced:
+            row = rows[0]
+            with sqlite3.connect(tmp_path / "mlflow.db") as other:
+                other.execute(
+                    "INSERT INTO datasets (dataset_uuid, experiment_id, name, digest, "
+                    "dataset_source_type, dataset_source) VALUES (?, ?, ?, ?, ?, ?)",
+                    ("0" * 32, row.experiment_id, row.name, row.digest,
+                     row.dataset_source_type, row.dataset_source),
+                )  # fmt: skip
+            raced.append(row.name)
+
+    t = tracker(tmp_path)
+    event.listen(Session, "before_flush", other_process_inserts_first)
+    try:
+        with t.run("r", {}, {}):
+            t.log_dataset("handbook", "0123456789abcdef", str(tmp_path), {"chunks": 5}, "eval")
+    finally:
+        event.remove(Session, "before_flush", other_process_inserts_first)
+    assert raced == ["handbook"]
+    (run,) = runs_of(tmp_path, "t")
+    (item,) = run.inputs.dataset_inputs
+    assert item.dataset.digest == "0123456789abcdef"
+    with sqlite3.connect(tmp_path / "mlflow.db") as db:  # one dataset row: the other process's
+        assert db.execute("SELECT dataset_uuid FROM datasets").fetchall() == [("0" * 32,)]
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "error, line",
     [

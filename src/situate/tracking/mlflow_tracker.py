@@ -37,6 +37,7 @@ MAX_PARAM_CHARS = 6000
 EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 ERROR_TAG = "situate.error"
 ERROR_FILE = "error.txt"
+DATASET_INSERT_TRIES = 3  # runs of one sweep that log the same corpus at the same moment
 
 
 class MlflowTracker:
@@ -210,6 +211,7 @@ class MlflowTracker:
         """The run's dataset for MLflow's Dataset column: name, digest (our content hash), source
         (its path) and its counts (documents, questions, chunks) as the dataset's profile."""
         from mlflow.data.meta_dataset import MetaDataset
+        from mlflow.exceptions import MlflowException
 
         class Corpus(MetaDataset):
             @property
@@ -220,7 +222,18 @@ class MlflowTracker:
                 return {**super().to_dict(), "profile": json.dumps(dict(counts))}
 
         dataset = Corpus(_source(source), name=name, digest=digest)
-        self._client().log_input(dataset, context=context)
+        mlflow = self._client()
+        for attempt in range(DATASET_INSERT_TRIES):
+            try:
+                mlflow.log_input(dataset, context=context)
+                return
+            except MlflowException as e:
+                # MLflow's store looks the dataset up, then inserts it: two runs of a parallel
+                # sweep logging the same corpus at once race, and the later insert breaks the
+                # (experiment, name, digest) key. The transaction rolled back whole; a second
+                # try finds the row the other run wrote.
+                if attempt + 1 == DATASET_INSERT_TRIES or not _is_duplicate_key(e):
+                    raise
 
     def log_metrics(self, metrics: Mapping[str, float]) -> None:
         self._client().log_metrics({k: float(v) for k, v in metrics.items()})
@@ -232,6 +245,12 @@ class MlflowTracker:
 def runs_url(ui: str, experiment_id: str) -> str:
     """The MLflow UI page of an experiment's runs table (not the GenAI overview)."""
     return f"{ui.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+
+
+def _is_duplicate_key(error: BaseException) -> bool:
+    """Whether ``error`` is a unique-key violation (SQLite's or Postgres's/MySQL's wording)."""
+    text = str(error).lower()
+    return any(w in text for w in ("unique constraint failed", "duplicate key", "duplicate entry"))
 
 
 def _source(path: str):
