@@ -1,0 +1,1 @@
+"""Generated evaluation sets: ``situate questions generate`` and ``situate questions review``."""
