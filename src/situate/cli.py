@@ -36,6 +36,11 @@ verbs:
                       arms, grade each (question, chunk) pair once with llm (0-3), score every
                       arm on the judgments and on gold: outputs/reports/<study>/judged.md
                       e.g. situate judge experiment=cookbook_replication llm=claude_haiku_4_5
+  questions generate|review|export|import [group=option ...]
+                      an evaluation set from your documents: generate questions with a
+                      verbatim quote resolved to span gold (questions=..., llm=...), then
+                      review them in the terminal or through a CSV / JSON Lines file
+                      e.g. situate questions generate dataset=folder dataset.path=docs/
   estimate [group=option ...] [--judge]
                       before spending: calls, tokens and cost of contextualizing a dataset with
                       an llm (with and without caching, with batches), or a synthetic shape
@@ -76,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         "chunks": _chunks,
         "report": _report,
         "judge": _judge,
+        "questions": _questions,
         "estimate": _estimate,
         "contexts": _contexts,
         "emulate": _emulate,
@@ -528,6 +534,12 @@ def _report(args: list[str]) -> int:
     from situate.report.cli import main as report
 
     return report(args)
+
+
+def _questions(args: list[str]) -> int:
+    from situate.questions.cli import main as questions
+
+    return questions(args)
 
 
 def _judge(args: list[str]) -> int:
