@@ -53,7 +53,8 @@ verbs:
                       serve a local emulator of that provider's API (real token accounting,
                       prompt caching, injected faults) to run the pipeline against for free
   data fetch NAME [--dest DIR]
-                      download a public data set (cookbook, covid-qa) with pinned sha256
+                      download a public data set (cookbook, covid-qa) with pinned sha256, or
+                      financebench: filings as PDFs with page gold (pinned git commit)
 
 config groups (conf/<group>/<option>.yaml): dataset, chunker, context, embedder, dense, sparse,
 fusion, reranker, eval, tracking, experiment. `situate run --help` shows Hydra's options and
@@ -564,7 +565,9 @@ def _data(args: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="situate data", description="Fetch a public data set.")
     sub = parser.add_subparsers(dest="action", required=True)
     fetch_p = sub.add_parser("fetch", help="download a data set and check its sha256")
-    fetch_p.add_argument("name", help="cookbook or covid-qa")
+    fetch_p.add_argument(
+        "name", help="cookbook, covid-qa or financebench (real 10-K/10-Q PDFs, page gold)"
+    )
     fetch_p.add_argument("--dest", default=os.environ.get("SITUATE_DATA_DIR", "../shared/data"))
     ns = parser.parse_args(args)
     from situate.datasets.fetch import fetch

@@ -172,7 +172,9 @@ def test_http_error_is_one_line(
 def test_unknown_name_lists_valid_names(tmp_path: Path) -> None:
     with pytest.raises(SituateError) as info:
         fetch("nope", tmp_path)
-    assert str(info.value) == "unknown dataset 'nope'; choose one of: cookbook, covid-qa"
+    assert str(info.value) == (
+        "unknown dataset 'nope'; choose one of: cookbook, covid-qa, financebench"
+    )
 
 
 def test_catalogue_layout() -> None:
@@ -208,3 +210,107 @@ def test_pinned_checksums_match_the_shared_copies(name: str) -> None:
         assert path.stat().st_size == remote.size
     # And the shared folder already counts as fetched: nothing to download.
     assert fetch(name, SHARED, progress=False) == [folder / r.filename for r in DATASETS[name]]
+
+
+# ---------------------------------------------------------------- financebench (pinned git commit)
+
+
+def git_blob(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+@pytest.fixture
+def github(tmp_path: Path) -> Iterator[Server]:
+    """GitHub's API and raw host for the pinned commit: the tree listing and two filings."""
+    import json
+
+    from document_fixtures import build_report_pdf
+    from situate.datasets import financebench as fb
+
+    root = tmp_path / "github"
+    raw = root / fb.REPO / fb.COMMIT
+    (raw / "pdfs").mkdir(parents=True)
+    build_report_pdf(raw / "pdfs" / "ACME_2023_10K.pdf")
+    (raw / "pdfs" / "ACME_2023_10Q.pdf").write_bytes(
+        (raw / "pdfs" / "ACME_2023_10K.pdf").read_bytes()
+    )
+    records = [
+        {"financebench_id": "fb1", "doc_name": "ACME_2023_10K", "question": "Revenue growth?",
+         "evidence": [{"doc_name": "ACME_2023_10K", "evidence_page_num": 1, "evidence_text": "x"}]},
+        {"financebench_id": "fb2", "doc_name": "ACME_2023_10Q", "question": "Outlook for 2024?",
+         "evidence": [{"doc_name": "ACME_2023_10Q", "evidence_page_num": 2},
+                      {"doc_name": "ACME_2023_10Q", "evidence_page_num": 2},
+                      {"doc_name": "ACME_2023_10Q", "evidence_page_num": 0}]},
+    ]  # fmt: skip
+    (raw / "data").mkdir()
+    (raw / fb.QUESTIONS).write_text("".join(json.dumps(r) + "\n" for r in records))
+    files = sorted(p for p in raw.rglob("*") if p.is_file())
+    tree = [
+        {"path": p.relative_to(raw).as_posix(), "type": "blob", "size": p.stat().st_size,
+         "sha": git_blob(p.read_bytes())}
+        for p in files
+    ]  # fmt: skip
+    listing = root / "repos" / fb.REPO / "git" / "trees" / fb.COMMIT
+    listing.parent.mkdir(parents=True)
+    listing.write_text(json.dumps({"tree": tree, "truncated": False}))
+    srv = Server(root)
+    yield srv
+    srv.close()
+
+
+def test_financebench_fetch_checks_git_blobs_and_writes_page_gold(github, tmp_path: Path):
+    import json
+
+    from situate.datasets.financebench import fetch_financebench
+    from situate.datasets.folder import FolderLoader
+
+    assert git_blob(b"hello\n") == "ce013625030ba8dba906f756967f9e9ca394464a"  # `git hash-object`
+    folder = tmp_path / "data" / "financebench"
+    paths = fetch_financebench(folder, progress=False, api=github.url, raw=github.url)
+    assert [p.name for p in paths] == [
+        "ACME_2023_10K.pdf", "ACME_2023_10Q.pdf", "financebench_open_source.jsonl", "qa.json",
+    ]  # fmt: skip
+    # evidence_page_num is 0-based; the repeated page is one gold entry
+    assert json.loads((folder / "qa.json").read_text()) == [
+        {"id": "fb1", "q": "Revenue growth?", "gold": ["ACME_2023_10K.pdf#page=2"]},
+        {"id": "fb2", "q": "Outlook for 2024?",
+         "gold": ["ACME_2023_10Q.pdf#page=3", "ACME_2023_10Q.pdf#page=1"]},
+    ]  # fmt: skip
+    sums = (folder / "SHA256SUMS").read_text().splitlines()
+    assert len(sums) == 3 and all(len(line.split("  ")[0]) == 64 for line in sums)
+    # the folder loads as dataset=folder: page 2 of the 10-K is its Results page
+    corpus = FolderLoader(str(folder)).load()
+    (q1, _) = corpus.questions
+    (span,) = q1.gold
+    assert corpus.document(span.doc_id).text[span.start : span.end].startswith("Results\n")
+    # fetched again: checked offline against SHA256SUMS, nothing asked of the network
+    asked = len(github.requests)
+    fetch_financebench(folder, progress=False, api=CLOSED, raw=CLOSED)
+    assert len(github.requests) == asked
+
+
+def test_financebench_fetch_refuses_a_file_that_is_not_the_commits(github, tmp_path: Path):
+    from situate.datasets import financebench as fb
+
+    served = Path(github.httpd.RequestHandlerClass.keywords["directory"])
+    pdf = served / fb.REPO / fb.COMMIT / "pdfs" / "ACME_2023_10Q.pdf"
+    pdf.write_bytes(pdf.read_bytes()[:-10] + b"tampered!\n")  # same size, other bytes
+    folder = tmp_path / "fb"
+    with pytest.raises(SituateError, match=r"ACME_2023_10Q.pdf: git blob hash mismatch \(expected"):
+        fb.fetch_financebench(folder, progress=False, api=github.url, raw=github.url)
+    assert not (folder / "ACME_2023_10Q.pdf").exists()
+    assert (folder / "ACME_2023_10K.pdf").is_file()  # what checked out is kept
+    pdf.unlink()
+    with pytest.raises(SituateError, match=r"ACME_2023_10Q.pdf \(HTTP 404 File not found\)"):
+        fb.fetch_financebench(folder, progress=False, api=github.url, raw=github.url)
+
+
+def test_financebench_file_absent_from_the_pinned_tree_is_one_line():
+    from situate.datasets import financebench as fb
+
+    with pytest.raises(SituateError) as info:
+        fb._remote("http://raw", {}, "pdfs/NOPE.pdf")
+    assert str(info.value) == (
+        f"pdfs/NOPE.pdf is not in patronus-ai/financebench at commit {fb.COMMIT[:12]}; this "
+        "situate pins that commit: report it, or place the file by hand"
+    )

@@ -33,12 +33,26 @@ _BLOCK = 1 << 16
 
 @dataclass(frozen=True)
 class Remote:
-    """One file to download: where from, its name on disk, its sha256 and size in bytes."""
+    """One file to download: where from, its name on disk, its sha256 and size in bytes.
+
+    A file of a git repository at a pinned commit may be checked by its git blob hash instead
+    (``git_blob``: the SHA-1 of ``b"blob <size>\\0"`` and its bytes, as the commit's tree lists
+    it; ``sha256`` is then "" and ``size`` is required)."""
 
     url: str
     filename: str
     sha256: str
     size: int | None = None
+    git_blob: str | None = None
+
+    def check(self, sha256: str, sha1_of_blob: str) -> str | None:
+        """What is wrong with a download of these digests (None: it is the pinned file)."""
+        if self.git_blob is not None:
+            if sha1_of_blob != self.git_blob:
+                return f"git blob hash mismatch (expected {self.git_blob}, got {sha1_of_blob})"
+        elif sha256 != self.sha256:
+            return f"sha256 mismatch (expected {self.sha256}, got {sha256})"
+        return None
 
 
 _COOKBOOK = (
@@ -101,22 +115,19 @@ def fetch(name: str, dest: Path, progress: bool = True) -> list[Path]:
         Unknown name; a sha256 mismatch (the download is deleted); no network (the message names
         the URLs still missing and the folder to put them in by hand).
     """
+    if name == "financebench":  # a pinned commit's files, checked by their git blob hashes
+        from situate.datasets.financebench import fetch_financebench
+
+        return fetch_financebench(Path(dest).expanduser() / "financebench", progress)
     if name not in DATASETS:
-        raise SituateError(
-            f"unknown dataset {name!r}; choose one of: {', '.join(sorted(DATASETS))}"
-        )
+        names = sorted([*DATASETS, "financebench"])
+        raise SituateError(f"unknown dataset {name!r}; choose one of: {', '.join(names)}")
     folder = Path(dest).expanduser() / FOLDERS.get(name, name)
     remotes = DATASETS[name]
     missing = [r for r in remotes if not _is_present(folder / r.filename, r.sha256)]
     if missing:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise SituateError(
-                f"{folder}: cannot create the data folder ({e.strerror or e}); "
-                f"set SITUATE_DATA_DIR to a writable folder"
-            ) from e
-        _download_all(name, missing, folder, progress)
+        make_folder(folder)
+        download_all(name, missing, folder, progress)
     return [folder / r.filename for r in remotes]
 
 
@@ -129,11 +140,21 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+def make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise SituateError(
+            f"{folder}: cannot create the data folder ({e.strerror or e}); "
+            f"set SITUATE_DATA_DIR to a writable folder"
+        ) from e
+
+
 def _is_present(path: Path, sha256: str) -> bool:
     return path.is_file() and sha256_of(path) == sha256
 
 
-def _download_all(name: str, remotes: list[Remote], folder: Path, progress: bool) -> None:
+def download_all(name: str, remotes: list[Remote], folder: Path, progress: bool) -> None:
     """Download each remote in turn, with a progress bar when asked for."""
     if not progress:
         for i in range(len(remotes)):
@@ -185,6 +206,7 @@ def _download(remote: Remote, folder: Path, report: Callable[[int, int | None], 
     tmp = Path(tmp_name)
     try:
         digest = hashlib.sha256()
+        blob = hashlib.sha1(f"blob {remote.size}\0".encode()) if remote.git_blob else None
         with (
             os.fdopen(fd, "wb") as out,
             urllib.request.urlopen(remote.url, timeout=TIMEOUT_S) as resp,
@@ -195,13 +217,15 @@ def _download(remote: Remote, folder: Path, report: Callable[[int, int | None], 
             for block in iter(lambda: resp.read(_BLOCK), b""):
                 out.write(block)
                 digest.update(block)
+                if blob is not None:
+                    blob.update(block)
                 done += len(block)
                 report(done, total)
-        actual = digest.hexdigest()
-        if actual != remote.sha256:
+        wrong = remote.check(digest.hexdigest(), blob.hexdigest() if blob else "")
+        if wrong:
             raise SituateError(
-                f"{remote.url}: sha256 mismatch (expected {remote.sha256}, got {actual}); the download "
-                f"was deleted; retry, or check whether the file changed upstream"
+                f"{remote.url}: {wrong}; the download was deleted; retry, or check whether the "
+                "file changed upstream"
             )
         os.replace(tmp, target)
     finally:
