@@ -18,7 +18,7 @@ from conftest import CONF_DIR, run_cli
 from situate.datasets.folder import FolderLoader
 from situate.embedding.onnx_minilm import OnnxMiniLMEmbedder
 from situate.errors import SituateError
-from situate.llm.base import LLMRequest, LLMResponse
+from situate.llm.base import LLMCallFailed, LLMRequest, LLMResponse
 from situate.questions.filters import (
     AnswerableWithoutCorpus,
     DanglingReference,
@@ -289,6 +289,21 @@ def test_answerable_without_corpus_judges_by_the_answers_words_and_stores_replie
     assert llm.calls == 3  # every reply came from the store
 
 
+class FailingLLM(CannedLLM):
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        self.calls += 1
+        raise LLMCallFailed("HTTP 529 overloaded", retries=3)
+
+
+def test_answerable_without_corpus_keeps_a_question_whose_call_failed(tmp_path: Path):
+    qs = [question("g-1", "What is the capital of France?", answer="Paris")]
+    llm = FailingLLM({})
+    store = str(tmp_path / "answers.sqlite")
+    assert AnswerableWithoutCorpus(llm, store=store).removals(qs, []) == {}
+    assert AnswerableWithoutCorpus(llm, store=store).removals(qs, []) == {}
+    assert llm.calls == 2  # a failure is not stored: the next run asks again
+
+
 # ------------------------------------------------------------------ too_easy
 
 
@@ -333,6 +348,10 @@ def test_default_filters_build_from_the_config(minilm, tmp_path: Path):
     assert "no such filter" in one_line_error(build_filters, {"dangling": {"enabled": True}})
     bad = {"trivially_lexical": {"enabled": True, "rare": 2}}
     assert "questions.filters.trivially_lexical" in one_line_error(build_filters, bad)
+    over = {"near_duplicate": {"enabled": True, "threshold": 1.5}}
+    assert one_line_error(build_filters, over, embedder=minilm) == (
+        "questions.filters.near_duplicate.threshold=1.5 is invalid; use a number in (0, 1]"
+    )
 
 
 def test_apply_filters_runs_in_order_on_what_is_still_kept():
@@ -571,3 +590,22 @@ def test_run_on_a_generated_set_end_to_end(docs_dir, tmp_path):
         ("g-1", "plans.md:29-52"),
         ("g-3", "install.md:32-51"),
     ]
+
+
+@pytest.mark.slow
+def test_cli_review_from_a_pipe_then_a_bad_import_is_one_line(qfile, tmp_path):
+    proc = run_cli("questions", "review", str(qfile), input="r\na\nq\n")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "1 accepted, 1 rejected this session; 3 kept question(s) still pending" in " ".join(
+        proc.stdout.split()
+    )
+    assert [q.review for q in read_questions(qfile)][:3] == ["rejected", "accepted", "pending"]
+    bad = tmp_path / "review.csv"
+    bad.write_text("id,review\ng-1,maybe\n", encoding="utf-8")
+    proc = run_cli("questions", "import", str(qfile), "--from", str(bad))
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == (
+        f"error: {bad}: row 2: review 'maybe' for g-1; write one of pending, accepted, rejected, "
+        "edited"
+    )

@@ -23,6 +23,7 @@ one-line reason (``GeneratedQuestion.rejected``). Every question stays in the fi
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import unicodedata
@@ -35,12 +36,13 @@ import numpy as np
 from situate.chunking.fixed import FixedChunker
 from situate.embedding.base import CachedEmbeddings, Embedder, normalize
 from situate.errors import SituateError
-from situate.llm.base import LLMProvider, LLMRequest
+from situate.llm.base import LLMCallFailed, LLMProvider, LLMRequest
 from situate.questions.records import FilterReport, GeneratedQuestion
 from situate.records import Corpus, Document
 from situate.sparse.bm25s_engine import Bm25sEngine
 from situate.store import BlobStore, content_hash
 
+log = logging.getLogger("situate")
 FILTERS = (
     "dangling_reference",
     "near_duplicate",
@@ -146,6 +148,7 @@ class NearDuplicate:
     name = "near_duplicate"
 
     def __init__(self, embed, threshold: float = 0.95):
+        _check(self.name, "threshold", threshold, 0, 1)
         self.embed = embed
         self.threshold = threshold
 
@@ -186,6 +189,9 @@ class TriviallyLexical:
     name = "trivially_lexical"
 
     def __init__(self, rare_idf: float = 2.0, max_share: float = 0.6, min_copied: int = 2):
+        _check(self.name, "rare_idf", rare_idf, 0, math.inf)
+        _check(self.name, "max_share", max_share, 0, 1)
+        _check(self.name, "min_copied", min_copied, 0, math.inf, integer=True)
         self.rare_idf = rare_idf
         self.max_share = max_share
         self.min_copied = min_copied
@@ -238,6 +244,8 @@ class AnswerableWithoutCorpus:
         max_tokens: int = 64,
         store: str | None = None,
     ):
+        _check(self.name, "min_recall", min_recall, 0, 1)
+        _check(self.name, "max_tokens", max_tokens, 0, math.inf, integer=True)
         self.llm = llm
         self.min_recall = min_recall
         self.max_tokens = max_tokens
@@ -247,11 +255,17 @@ class AnswerableWithoutCorpus:
         self, questions: Sequence[GeneratedQuestion], documents: Sequence[Document]
     ) -> dict[str, str]:
         out: dict[str, str] = {}
+        failed = 0
         for q in questions:
             expected = [w for w in words(q.answer) if w not in _NAMES_NOTHING]
             if not expected:
                 continue
-            reply = self.reply(q.q)
+            try:
+                reply = self.reply(q.q)
+            except LLMCallFailed as e:
+                failed += 1
+                log.warning("%s: %s: the call failed (%s); kept unjudged", self.name, q.id, e)
+                continue
             found = set(words(reply))
             share = sum(w in found for w in expected) / len(expected)
             if share >= self.min_recall:
@@ -259,6 +273,10 @@ class AnswerableWithoutCorpus:
                     f"the llm answered without the passage ({share:.0%} of the answer's words): "
                     f"{_short(reply)}"
                 )
+        if failed:
+            log.warning(
+                "%s: %d call(s) failed, kept unjudged; a rerun retries them", self.name, failed
+            )
         return out
 
     def reply(self, question: str) -> str:
@@ -294,6 +312,8 @@ class TooEasy:
         window_words: int = 200,
         overlap_words: int = 40,
     ):
+        _check(self.name, "window_words", window_words, 0, math.inf, integer=True)
+        _check(self.name, "overlap_words", overlap_words, -1, window_words - 1, integer=True)
         self.baselines = list(baselines)
         self.embed = embed
         self.chunker = FixedChunker(size=window_words, overlap=overlap_words, unit="words")
@@ -429,6 +449,17 @@ def apply_filters(
         )
         out = [q.rejected(f.name, removed[q.id]) if q.id in removed else q for q in out]
     return out, reports
+
+
+def _check(name: str, key: str, value: Any, low: float, high: float, integer: bool = False) -> None:
+    """``low < value <= high`` (an integer if ``integer``), else a one-line error naming the key."""
+    number = isinstance(value, int) if integer else isinstance(value, (int, float))
+    if isinstance(value, bool) or not number or not low < value <= high:
+        kind = "an integer" if integer else "a number"
+        bounds = f"> {low}" if high == math.inf else f"in ({low}, {high}]"
+        raise SituateError(
+            f"questions.filters.{name}.{key}={value!r} is invalid; use {kind} {bounds}"
+        )
 
 
 def _short(text: str, limit: int = 60) -> str:
