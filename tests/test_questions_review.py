@@ -331,14 +331,23 @@ def test_default_filters_build_from_the_config(minilm, tmp_path: Path):
         {"cache_dir": str(tmp_path)},
         {"filters": OmegaConf.load(CONF_DIR / "questions" / "filters" / "default.yaml")},
     )
-    settings = OmegaConf.to_container(conf.filters, resolve=True)
-    filters = build_filters(settings, embedder=minilm)
+    # as `situate questions generate` passes them: the composed DictConfig
+    filters = build_filters(conf.filters, embedder=minilm)
     assert [f.name for f in filters] == [
         "dangling_reference",
         "near_duplicate",
         "trivially_lexical",
     ]
-    assert {"enabled": settings["too_easy"]["enabled"]} == {"enabled": False}
+    qs = [
+        question("g-1", "What is the rate limit of the Pro plan?"),
+        question("g-2", "What is the rate limit for the Pro plan?"),
+    ]
+    assert list(filters[1].removals(qs, [])) == ["g-2"]
+    assert (tmp_path / "embeddings.sqlite").is_file()  # ${cache_dir}/embeddings.sqlite
+    conf.filters.too_easy.enabled = True
+    assert build_filters(conf.filters, embedder=minilm)[-1].baselines == ["bm25", "dense"]
+    settings = OmegaConf.to_container(conf.filters, resolve=True)
+    settings["too_easy"]["enabled"] = False
     on = {
         **settings,
         "answerable_without_corpus": {**settings["answerable_without_corpus"], "enabled": True},
