@@ -618,3 +618,16 @@ def test_cli_review_from_a_pipe_then_a_bad_import_is_one_line(qfile, tmp_path):
         f"error: {bad}: row 2: review 'maybe' for g-1; write one of pending, accepted, rejected, "
         "edited"
     )
+
+
+def test_export_context_only_where_the_span_still_holds_the_quote(qfile, docs_dir, tmp_path):
+    (docs_dir / "plans.md").write_text(
+        "# Plans\n\nPro: 600 requests per minute.\n", encoding="utf-8"
+    )
+    path = tmp_path / "review.jsonl"
+    review_main("export", [str(qfile), "--to", str(path), "--documents", str(docs_dir)])
+    contexts = {r["id"]: r["context"] for r in map(json.loads, path.read_text().splitlines())}
+    assert contexts["g-1"] == ""  # plans.md[29:52] is no longer the quote: no misplaced highlight
+    assert contexts["g-3"] == (
+        "# Install Install situate with [pip install situate], then run situate chunks."
+    )

@@ -47,7 +47,7 @@ from situate.datasets.quotes import (
 from situate.errors import SituateError
 from situate.parsing.base import Parser
 from situate.parsing.reader import DEFAULT_SUFFIXES, DocumentReader, ReadResult, default_parsers
-from situate.questions.records import read_questions
+from situate.questions.records import GeneratedQuestion, read_questions
 from situate.records import Chunk, Corpus, Document, Question, Span
 
 QA_EXPECTED = (
@@ -219,15 +219,19 @@ def generated_set(path: Path, documents: list[Document], review: str) -> tuple[l
                     f"{path}: question {q.id}: its document {span.doc_id} is not in the folder; "
                     "set dataset.path to the folder the questions were generated from"
                 )
-            found = doc.text[span.start : span.end]
-            if q.match in ("exact", "normalized") and normalized_quote(found) != normalized_quote(
-                q.quote
-            ):
+            if not quote_at(q, doc, span):
                 raise SituateError(
                     f"{path}: question {q.id}: {span.doc_id}[{span.start}:{span.end}] is no longer "
                     "its quote (the document changed since generation); generate the set again"
                 )
     return [Question(q.id, q.q, q.gold, q.answer) for q in usable], pending
+
+
+def quote_at(q: GeneratedQuestion, doc: Document, span: Span) -> bool:
+    """Whether ``span`` of ``doc`` still holds the quote of ``q`` (a fuzzy match: assumed)."""
+    if q.match not in ("exact", "normalized"):
+        return True
+    return normalized_quote(doc.text[span.start : span.end]) == normalized_quote(q.quote)
 
 
 class GoldResolver:

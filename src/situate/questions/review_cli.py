@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
+from situate.datasets.folder import quote_at
 from situate.errors import SituateError
 from situate.parsing.reader import DEFAULT_SUFFIXES, DocumentReader, default_parsers
 from situate.questions.records import REVIEWS, GeneratedQuestion, read_questions, write_questions
@@ -88,7 +89,7 @@ def _documents(folder: str | None, questions: list[GeneratedQuestion]) -> dict[s
     root = Path(folder).expanduser()
     if not root.is_dir():
         raise SituateError(f"{root}: not a folder; give --documents the folder of the documents")
-    paths = sorted({q.passage.path for q in questions})
+    paths = sorted({s.doc_id for q in questions for s in q.gold})
     missing = [p for p in paths if not (root / p).is_file()]
     if missing:
         raise SituateError(
@@ -124,7 +125,7 @@ def review(
         console.print("[dim](--documents FOLDER shows each quote inside its document)[/dim]")
     for n, i in enumerate(queue, start=1):
         q = questions[i]
-        console.print(card(q, documents.get(q.passage.path), n, len(queue)))
+        console.print(card(q, documents, n, len(queue)))
         decision = _decision(read)
         if decision == "quit":
             break
@@ -172,7 +173,7 @@ def decided(q: GeneratedQuestion, decision: str, text: str | None = None) -> Gen
     return q.reviewed(decision, text)
 
 
-def card(q: GeneratedQuestion, document: Document | None, n: int, total: int):
+def card(q: GeneratedQuestion, documents: dict[str, Document], n: int, total: int):
     """The rich panel of one question."""
     from rich.panel import Panel
     from rich.text import Text
@@ -183,7 +184,7 @@ def card(q: GeneratedQuestion, document: Document | None, n: int, total: int):
         body.append(f"(generated as: {q.original_q})\n", style="dim")
     body.append("answer: ", style="dim")
     body.append(q.answer + "\n\n")
-    before, quote, after = quote_in_context(q, document)
+    before, quote, after = quote_in_context(q, documents)
     body.append(before, style="dim")
     body.append(quote, style="black on yellow")
     body.append(after + "\n\n", style="dim")
@@ -195,12 +196,14 @@ def card(q: GeneratedQuestion, document: Document | None, n: int, total: int):
     return Panel(body, title=f"{n}/{total} {q.id}", title_align="left")
 
 
-def quote_in_context(q: GeneratedQuestion, document: Document | None) -> tuple[str, str, str]:
+def quote_in_context(q: GeneratedQuestion, documents: dict[str, Document]) -> tuple[str, str, str]:
     """The text before the quote's gold span, the span, and the text after (``CONTEXT_CHARS``
-    each side, cut at whitespace); the quote alone without the document or a gold span."""
-    if document is None or not q.gold:
+    each side, cut at whitespace); the quote alone without a gold span, its document, or when
+    the span no longer holds the quote (parsed otherwise than at generation)."""
+    span = q.gold[0] if q.gold else None
+    document = documents.get(span.doc_id) if span else None
+    if span is None or document is None or not quote_at(q, document, span):
         return "", q.quote, ""
-    span = q.gold[0]
     text = document.text
     start = max(0, span.start - CONTEXT_CHARS)
     end = min(len(text), span.end + CONTEXT_CHARS)
@@ -224,7 +227,7 @@ def export(
     for q in questions:
         if q.status != "kept":
             continue
-        before, quote, after = quote_in_context(q, documents.get(q.passage.path))
+        before, quote, after = quote_in_context(q, documents)
         context = " ".join(f"{before}[{quote}]{after}".split()) if before or after else ""
         rows.append(
             dict(
