@@ -148,6 +148,12 @@ def one_line_error(fn, *args, **kwargs) -> str:
         ("Según el texto, ¿cuál es el límite?", 'points at "el texto"'),
         ("¿Qué describe este apartado?", 'points at "este apartado"'),
         ("¿De qué trata dicha sección?", 'points at "dicha sección"'),
+        ("What is it most similar to?", 'points at "what is it"'),
+        ("Why were they hospitalised?", 'points at "why were they"'),
+        # COVID-QA's human questions: the "it" of "it is hard to ..." names nothing missing
+        ("Why is it challenging to estimate the reproduction number?", None),
+        ("What does it mean for a pandemic to have a WHO alert level of 6?", None),
+        ("When was it determined that the 1918 pandemic was caused by H1N1?", None),
         ("What is the rate limit of the Pro plan?", None),
         ("What is photosynthesis?", None),
         ("How does the Foo API retry in the context of rate limits?", None),

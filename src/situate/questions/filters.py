@@ -66,9 +66,11 @@ class QuestionFilter(Protocol):
 
 def words(text: str) -> list[str]:
     """Lower-cased, accent-free word tokens (letters and digits): how every filter compares text."""
-    folded = unicodedata.normalize("NFKD", text.casefold())
-    plain = "".join(c for c in folded if not unicodedata.combining(c))
-    return re.findall(r"\w+", plain)
+    folded = text.casefold()
+    if not folded.isascii():
+        decomposed = unicodedata.normalize("NFKD", folded)
+        folded = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return re.findall(r"\w+", folded)
 
 
 # -- dangling_reference ------------------------------------------------------------------------
@@ -92,10 +94,11 @@ _DANGLING = (
     # "mentioned above", "described here", "mencionado arriba"
     re.compile(r"\b(mentioned|described|shown|listed|discussed)\s+(above|here|below)\b"),
     re.compile(r"\b(mencionad|descrit|indicad|citad)[oa]s?\s+(arriba|aqu[ií]|abajo|antes)\b"),
-    # "what does it cover?", "why are they used?": a bare pronoun as the subject
+    # "what does it cover?", "why are they used?": a bare pronoun as the subject ("it" but not
+    # the "it" of "why is it hard to tell ...", "when was it shown that ...")
     re.compile(
         r"^(what|how|why|when|where|who|which)\s+(does|do|did|is|are|was|were|can|could|"
-        r"should|will|would|has|have)\s+(it|this|that|they|these|those)\b"
+        r"should|will|would|has|have)\s+(it\b(?!.*\b(that|to)\s+\w)|this|that|they|these|those)\b"
     ),
 )
 # words that name nothing: question words, function words, pronouns and the verbs a question
