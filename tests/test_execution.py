@@ -237,3 +237,24 @@ def test_a_ray_address_without_a_cluster_is_one_line_at_the_cli(tmp_path):
     proc = run_cli("run", "execution=ray", *SLICE, f"output_dir={tmp_path}", env=env)
     line = assert_one_line_error(proc, "RAY_ADDRESS=127.0.0.1:", "execution=local")
     assert "contextualizing" not in proc.stderr, line  # refused before anything ran
+
+
+@pytest.mark.slow
+def test_a_failed_embedding_task_keeps_the_other_tasks_batches(ray_instance, keys, tmp_path):
+    out = tmp_path / "out"
+    with OpenAIEmulator(api_key=KEY) as emu:
+        over = ["context=none", *OPENAI, f"embedder.base_url={emu.url}/v1", "execution=ray"]
+        over += ["embedder.max_retries=0"]
+        # 28 chunk texts: tasks of 16 (2 requests) and 12 (2 requests); the first request to
+        # arrive, the first of one task, is answered 500
+        emu.inject("500")
+        with pytest.raises(SituateError) as failed:
+            run(out, *over)
+        assert "\n" not in str(failed.value) and "500" in str(failed.value), failed.value
+        kept = len(stored(out, "embeddings.sqlite", "embeddings"))
+        assert kept in (12, 16)  # the other task's texts, whichever task failed
+        first = billed(emu, "/v1/embeddings")
+        assert len(first) == kept
+        _, done = run(out, *over)  # only the failed task's texts are paid, once
+        assert done.metrics["texts_embedded"] == 28 - kept + done.metrics["n_questions"]
+        assert set(billed(emu, "/v1/embeddings").values()) == {1}

@@ -167,16 +167,29 @@ class RayExecution:
                 task.remote(config, texts[i : i + step], kind, size, i, env)
                 for i in range(0, len(texts), step)
             ]
+            expected, errors = embedder.identity(), []
             while pending:
                 ready, _ = ray.wait(pending, num_returns=1)
                 try:
-                    offset, vectors, tokens = self._get(ray, next(ready[0]))
+                    offset, vectors, tokens, identity = self._get(ray, next(ready[0]))
                 except StopIteration:
                     pending.remove(ready[0])
                     continue
+                except SituateError as e:  # the other tasks' batches are still stored
+                    errors.append(e)
+                    pending.remove(ready[0])
+                    continue
+                if identity != expected:  # stored under this run's key: it must be its answer
+                    raise SituateError(
+                        f"execution=ray: a task's embedder {identity} is not this run's {expected} "
+                        "(another endpoint or model): give the cluster the same configuration "
+                        "and SDK variables, or run with execution=local"
+                    )
                 if hasattr(embedder, "tokens_used"):  # billed in the task, paid by this run
                     embedder.tokens_used += tokens
                 yield offset, vectors
+            if errors:
+                raise errors[0]
 
         return remote_batches
 
@@ -337,14 +350,15 @@ def merged_stats(parts: list[dict[str, float]], calls: list) -> dict[str, float]
 
 def encode_shard(config: dict, texts: list[str], kind: str, size: int, offset: int, env: dict):
     """A Ray task (streaming): build the embedder from ``config`` and yield ``(offset, vectors,
-    tokens billed)`` per batch of ``texts``, ``offset`` counted in the driver's list."""
+    tokens billed, embedder identity)`` per batch of ``texts``, ``offset`` counted in the
+    driver's list."""
     os.environ.update(env)
     embedder = built(config, "embedder")
-    paid = 0
+    identity, paid = embedder.identity(), 0
     for i in range(0, len(texts), size):
         vectors = embedder.encode(texts[i : i + size], kind)
         billed = getattr(embedder, "tokens_used", 0)  # an API embedder's, once answered
-        yield offset + i, np.asarray(vectors, dtype=np.float32), billed - paid
+        yield offset + i, np.asarray(vectors, dtype=np.float32), billed - paid, identity
         paid = billed
 
 
