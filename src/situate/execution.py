@@ -36,7 +36,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from situate.embedding.base import Batches
+from situate.contexts.base import Contextualizer
+from situate.embedding.base import Batches, CachedEmbeddings, Kind
 from situate.endpoints import SDK_BASE_URL_VARIABLE
 from situate.errors import SituateError
 from situate.records import Chunk, Context, Corpus
@@ -55,9 +56,13 @@ class Execution(Protocol):
 
     name: str
 
-    def contextualize(self, context, corpus: Corpus, chunks: list[Chunk]) -> list[Context]: ...
+    def contextualize(
+        self, context: Contextualizer, corpus: Corpus, chunks: list[Chunk]
+    ) -> list[Context]: ...
 
-    def embed(self, embeddings, texts: list[str], kind: str, progress=None) -> np.ndarray: ...
+    def embed(
+        self, embeddings: CachedEmbeddings, texts: list[str], kind: Kind, progress=None
+    ) -> np.ndarray: ...
 
 
 class LocalExecution:
@@ -65,10 +70,14 @@ class LocalExecution:
 
     name = "local"
 
-    def contextualize(self, context, corpus: Corpus, chunks: list[Chunk]) -> list[Context]:
+    def contextualize(
+        self, context: Contextualizer, corpus: Corpus, chunks: list[Chunk]
+    ) -> list[Context]:
         return context.contextualize(corpus, chunks)
 
-    def embed(self, embeddings, texts: list[str], kind: str, progress=None) -> np.ndarray:
+    def embed(
+        self, embeddings: CachedEmbeddings, texts: list[str], kind: Kind, progress=None
+    ) -> np.ndarray:
         return embeddings(texts, kind, progress)
 
 
@@ -118,7 +127,9 @@ class RayExecution:
 
     # -- contexts ---------------------------------------------------------------------------
 
-    def contextualize(self, context, corpus: Corpus, chunks: list[Chunk]) -> list[Context]:
+    def contextualize(
+        self, context: Contextualizer, corpus: Corpus, chunks: list[Chunk]
+    ) -> list[Context]:
         if getattr(context, "budget_usd", None) is not None:
             raise SituateError(
                 "execution=ray: context.budget_usd caps what one process spends, not a cluster; "
@@ -147,13 +158,15 @@ class RayExecution:
 
     # -- embeddings -------------------------------------------------------------------------
 
-    def embed(self, embeddings, texts: list[str], kind: str, progress=None) -> np.ndarray:
+    def embed(
+        self, embeddings: CachedEmbeddings, texts: list[str], kind: Kind, progress=None
+    ) -> np.ndarray:
         return embeddings(texts, kind, progress, batches=self._batches(embeddings))
 
-    def _batches(self, embeddings) -> Batches:
+    def _batches(self, embeddings: CachedEmbeddings) -> Batches:
         embedder = embeddings.embedder
 
-        def remote_batches(texts: list[str], kind: str, size: int):
+        def remote_batches(texts: list[str], kind: Kind, size: int):
             if len(texts) <= size:  # one batch: not worth a task
                 yield from embeddings.local_batches(texts, kind, size)
                 return
