@@ -47,8 +47,14 @@ def build_pipeline(cfg: DictConfig) -> Pipeline:
     """Instantiate every stage of ``cfg`` (each group's ``_target_``)."""
     stages = ("dataset", "chunker", "context", "embedder", "dense", "sparse", "fusion", "reranker")
     built = {g: instantiate_stage(cfg, g) for g in stages}
+    execution = instantiate_stage(cfg, "execution") if cfg.get("execution") else None
+    if hasattr(execution, "configs"):  # built again in each task, from the resolved configs
+        execution.configs = {
+            g: OmegaConf.to_container(cfg[g], resolve=True) for g in ("context", "embedder")
+        }
     return Pipeline(
         **built,
+        execution=execution,
         evaluator=instantiate_stage(cfg, "eval"),
         cache_dir=cfg.cache_dir,
         price_book=instantiate_stage(cfg, "pricing") if cfg.get("pricing") else None,

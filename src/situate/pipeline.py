@@ -31,6 +31,7 @@ from situate.dense.base import DenseIndex
 from situate.embedding.base import CachedEmbeddings, Embedder
 from situate.errors import SituateError
 from situate.evaluation.evaluate import Evaluation, Evaluator
+from situate.execution import Execution, LocalExecution
 from situate.fusion.base import Fusion
 from situate.locks import exclusive
 from situate.pricing import PriceBook
@@ -82,8 +83,11 @@ class Pipeline:
         cache_dir: str | Path,
         price_book: PriceBook | None = None,
         unverified_cache: str = "refuse",
+        execution: Execution | None = None,
     ):
         self.dataset, self.chunker, self.context = dataset, chunker, context
+        # where contexts and document embeddings are computed (situate.execution)
+        self.execution = execution or LocalExecution()
         self.embedder, self.dense, self.sparse = embedder, dense, sparse
         self.fusion, self.reranker, self.evaluator = fusion, reranker, evaluator
         self.price_book = price_book
@@ -133,7 +137,7 @@ class Pipeline:
         if warning := self.evaluator.depth_warning(corpus, len(chunks)):
             log.warning("%s", warning)
         t = time.perf_counter()
-        contexts = self.context.contextualize(corpus, chunks)
+        contexts = self.execution.contextualize(self.context, corpus, chunks)
         timings["contextualize_seconds"] = time.perf_counter() - t
         timings.update(
             getattr(self.context, "stats", {})
@@ -271,7 +275,7 @@ class Pipeline:
                 log.info("dense index: cached (%s)", folder.name[:12])
                 return folder
             with progress_bar(chunks_label(texts)) as advance:
-                vectors = self.embeddings(texts, "document", advance)
+                vectors = self.execution.embed(self.embeddings, texts, "document", advance)
             self.dense.build(np.asarray(vectors, dtype=np.float32))
             with self.cache.writing("dense", folder.name) as tmp:
                 self.dense.save(tmp)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Literal, Protocol
 
 import numpy as np
@@ -11,6 +11,8 @@ from situate.endpoints import legacy_identity, recover_unverified
 from situate.store import BlobStore, content_hash
 
 Kind = Literal["document", "query"]
+# encodes texts in runs of at most ``size``: yields (offset of the run in texts, its vectors)
+Batches = Callable[[list[str], Kind, int], Iterator[tuple[int, np.ndarray]]]
 
 
 class Embedder(Protocol):
@@ -56,9 +58,15 @@ class CachedEmbeddings:
         self.encoded = 0  # texts actually sent to the model (cache misses) in this process
 
     def __call__(
-        self, texts: list[str], kind: Kind, progress: Callable[[int, int], None] | None = None
+        self,
+        texts: list[str],
+        kind: Kind,
+        progress: Callable[[int, int], None] | None = None,
+        batches: Batches | None = None,
     ) -> np.ndarray:
-        """Vectors for ``texts``; ``progress(advance, total)`` is told of each finished batch."""
+        """Vectors for ``texts``; ``progress(advance, total)`` is told of each finished batch.
+        ``batches`` encodes the missing texts (default: this process's embedder, in order; Ray
+        tasks in ``situate.execution``); each batch is stored as it arrives."""
         ident = self.embedder.identity()
         keys = [content_hash(ident, kind, t) for t in texts]
         unique = list(dict.fromkeys(keys))
@@ -81,9 +89,9 @@ class CachedEmbeddings:
         missing = [k for k in unique if k not in found]
         if progress:
             progress(len(unique) - len(missing), len(unique))
-        for i in range(0, len(missing), self.batch_size):
-            batch = missing[i : i + self.batch_size]
-            vectors = self.embedder.encode([text_of[k] for k in batch], kind)
+        encode = batches or self.local_batches
+        for i, vectors in encode([text_of[k] for k in missing], kind, self.batch_size):
+            batch = missing[i : i + len(vectors)]
             blobs = [
                 (k, v.astype(np.float32).tobytes()) for k, v in zip(batch, vectors, strict=True)
             ]
@@ -95,3 +103,8 @@ class CachedEmbeddings:
         if not keys:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([np.frombuffer(found[k], dtype=np.float32) for k in keys])
+
+    def local_batches(self, texts: list[str], kind: Kind, size: int):
+        """``(offset, vectors)`` of consecutive runs of ``size`` texts, encoded in this process."""
+        for i in range(0, len(texts), size):
+            yield i, self.embedder.encode(texts[i : i + size], kind)
