@@ -11,8 +11,8 @@ from conftest import options
 from situate.cli import CONF_DIR, compose
 
 # Groups whose options are not a stage object: presets that set other groups (@package _global_),
-# machine-local settings, and plain data.
-NOT_STAGES = ("experiment", "arm", "local", "estimate", "hydra")
+# machine-local settings, and plain data (`questions`: what `situate questions generate` writes).
+NOT_STAGES = ("experiment", "arm", "local", "estimate", "hydra", "questions")
 STAGE_GROUPS = sorted(p.name for p in CONF_DIR.iterdir() if p.is_dir() and p.name not in NOT_STAGES)
 # Options whose data path is mandatory (`???`) get a placeholder; loaders read files only in load().
 REQUIRED = {

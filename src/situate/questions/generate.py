@@ -149,19 +149,13 @@ def generate(
     documents: Sequence[Document],
     generator: QuestionGenerator,
     filters,
-    *,
-    target: int,
-    mix: Mapping[str, float],
-    passage_words: int = 150,
-    seed: int = 0,
-    language: str = "",
+    requests: Sequence[GenerationRequest],
     quote_threshold: float = DEFAULT_THRESHOLD,
 ) -> Generation:
-    """Steps 1-5 of the module docstring; ``filters`` as built by
-    :func:`situate.questions.filters.build_filters`."""
+    """Steps 3-5 of the module docstring for ``requests`` (:func:`build_requests`); ``filters``
+    as built by :func:`situate.questions.filters.build_filters`."""
     from situate.questions.filters import apply_filters
 
-    requests = build_requests(documents, target, mix, passage_words, seed, language)
     proposals = generator.propose(requests)
     if len(proposals) != len(requests):
         raise SituateError(
@@ -173,9 +167,8 @@ def generate(
     filtered, reports = apply_filters(kept, documents, filters) if kept else ([], [])
     by_id = {q.id: q for q in filtered}
     questions = [by_id.get(q.id, q) for q in candidates]
-    return Generation(
-        questions, [FilterReport(UNRESOLVABLE, _removed(questions)), *reports], len(requests)
-    )
+    unresolved = FilterReport(UNRESOLVABLE, _removed(questions))
+    return Generation(questions, [unresolved, *reports], len(requests))
 
 
 def _removed(questions: Sequence[GeneratedQuestion]) -> list[tuple[str, str]]:
