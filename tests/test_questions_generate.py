@@ -142,6 +142,10 @@ def test_prompts_by_strategy_and_language():
     dependent = render(request(ES, start, end, "context_dependent"))
     assert dependent.document == f"<document>\n{ES.text}\n</document>"  # the cached prefix
     assert "elsewhere in the document and NOT in the passage" in dependent.prompt
+    # a document longer than the model's window: a window of it centred on the passage
+    windowed = render(request(ES, start, end, "context_dependent"), max_document_chars=60)
+    middle = (start + end) // 2
+    assert windowed.document == f"<document>\n{ES.text[middle - 30 : middle + 30]}\n</document>"
     configured = render(request(ES, start, end, "paraphrase", language="English"))
     assert "in English." in configured.prompt and "different words" in configured.prompt
     # the emulator answers a Spanish prompt in Spanish, naming the title when it has the document
@@ -432,3 +436,18 @@ def test_a_generation_killed_mid_way_resumes_without_paying_a_stored_answer_agai
     assert billed_keys[first[2].billing_keys[0]] == 2
     assert all(billed_keys[r.billing_keys[0]] == 1 for r in first[:2])
     assert len(read_questions(out / "questions" / "folder" / "questions.jsonl")) == 6
+
+
+def test_the_batch_api_writes_the_same_questions_at_half_price(tmp_path, emu):
+    docs = folder(tmp_path)
+    plain_out, batch_out = tmp_path / "plain", tmp_path / "batch"
+    base = ["questions=factual", "questions.target=4"]
+    assert generate(overrides(docs, plain_out, emu, *base)) == 0
+    more = ("question_generator.batch=true", "llm.batch_poll_seconds=0.02")
+    assert generate(overrides(docs, batch_out, emu, *base, *more)) == 0
+    plain = read_questions(plain_out / "questions" / "folder" / "questions.jsonl")
+    batch = read_questions(batch_out / "questions" / "folder" / "questions.jsonl")
+    assert [(q.id, q.q, q.gold) for q in batch] == [(q.id, q.q, q.gold) for q in plain]
+    for b, p in zip(batch, plain, strict=True):
+        assert b.provenance.cost_usd == pytest.approx(p.provenance.cost_usd / 2, rel=1e-12)
+    assert any(r.path == "/v1/messages/batches" for r in emu.requests)

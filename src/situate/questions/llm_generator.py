@@ -91,6 +91,15 @@ class LLMQuestionGenerator:
     def endpoint(self) -> str:
         return self.llm.identity().get("endpoint", "")
 
+    @property
+    def max_document_chars(self) -> int | None:
+        """The longest document a ``context_dependent`` prompt shows whole: the model's window
+        less the answer and 2,048 tokens for the instructions and passage, at 2 characters a
+        token (real tokenizers give 3 to 4.5 for text and code: on the safe side); None without
+        a window."""
+        window = getattr(self.llm, "context_window", None)
+        return None if not window else max(0, window - self.max_tokens - 2048) * 2
+
     def identity(self) -> dict:
         return {
             "generator": "llm",
@@ -110,7 +119,7 @@ class LLMQuestionGenerator:
                 raise SituateError(
                     f"questions.mix: strategy {r.strategy!r} is not one of {', '.join(STRATEGIES)}"
                 )
-        rendered = [render(r) for r in requests]
+        rendered = [render(r, self.max_document_chars) for r in requests]
         hashes = [
             content_hash("question-prompt", p.document, p.prompt, self.max_tokens) for p in rendered
         ]

@@ -106,8 +106,22 @@ class RenderedQuestionPrompt:
     language: str  # the language asked for (a name)
 
 
-def render(request: GenerationRequest) -> RenderedQuestionPrompt:
-    """The prompt for one request (its strategy must be one of :data:`STRATEGIES`)."""
+def document_window(request: GenerationRequest, max_chars: int | None) -> str:
+    """The document text a ``context_dependent`` prompt shows: all of it, or when it is longer
+    than ``max_chars`` (the model's window), the ``max_chars`` characters centred on the passage."""
+    text = request.document.text
+    if max_chars is None or len(text) <= max_chars:
+        return text
+    middle = (request.passage.start + request.passage.end) // 2
+    start = max(0, min(middle - max_chars // 2, len(text) - max_chars))
+    return text[start : start + max_chars]
+
+
+def render(
+    request: GenerationRequest, max_document_chars: int | None = None
+) -> RenderedQuestionPrompt:
+    """The prompt for one request (its strategy must be one of :data:`STRATEGIES`); a document
+    longer than ``max_document_chars`` is shown as a window around the passage."""
     doc = request.document
     language = request.language.strip() or document_language(doc.text)
     variant = (
@@ -126,7 +140,7 @@ def render(request: GenerationRequest) -> RenderedQuestionPrompt:
     )
     block = ""
     if request.strategy == "context_dependent":
-        block = DOCUMENT_TEMPLATE.format(text=doc.text)
+        block = DOCUMENT_TEMPLATE.format(text=document_window(request, max_document_chars))
     return RenderedQuestionPrompt(block, prompt, language)
 
 
