@@ -4,13 +4,10 @@ HTML, DOCX and Markdown; reruns, a larger target, a SIGKILL, a Spanish document,
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
-import textwrap
-import types
 from collections import Counter
 from pathlib import Path
 
@@ -209,26 +206,6 @@ def test_a_rerun_keeps_the_reviewers_decisions():
 
 # -- end to end against the emulator -----------------------------------------------------------
 
-STAND_IN = """
-import sys, types
-stand_in = types.ModuleType("situate.questions.filters")
-stand_in.build_filters = lambda config, embedder=None, llm=None: []
-stand_in.apply_filters = lambda questions, documents, filters: (list(questions), [])
-sys.modules["situate.questions.filters"] = stand_in
-"""
-HAS_FILTERS = importlib.util.find_spec("situate.questions.filters") is not None
-
-
-@pytest.fixture
-def filters(monkeypatch):
-    """The filters module (the review branch's); until it lands, a stand-in that keeps all."""
-    if not HAS_FILTERS:
-        module = types.ModuleType("situate.questions.filters")
-        module.build_filters = lambda config, embedder=None, llm=None: []
-        module.apply_filters = lambda questions, documents, filters: (list(questions), [])
-        monkeypatch.setitem(sys.modules, "situate.questions.filters", module)
-
-
 MD_TEXT = (
     "# Widget Manual\n\n"
     "## Installation\n\n"
@@ -261,8 +238,8 @@ def overrides(docs: Path, out: Path, emu, *more: str) -> list[str]:
 
 
 @pytest.fixture
-def emu(monkeypatch, filters):
-    """The Anthropic emulator, its key in the environment, the filters in place."""
+def emu(monkeypatch):
+    """The Anthropic emulator, its key in the environment."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     with AnthropicEmulator(api_key=KEY, ttft=0.0) as emulator:
         yield emulator
@@ -341,9 +318,7 @@ def test_a_folder_of_pdf_html_docx_and_markdown_gets_span_gold_and_reruns_pay_no
     assert sum(not q.provenance.from_cache for q in larger) == 3
 
 
-def test_the_estimate_equals_the_billed_input_and_caps_the_output(
-    tmp_path, monkeypatch, filters, capsys
-):
+def test_the_estimate_equals_the_billed_input_and_caps_the_output(tmp_path, monkeypatch, capsys):
     """A long document (above Haiku 4.5's 4,096-token cache minimum): its context_dependent
     questions write the document block once and read it after; the estimate counts with the
     emulator's own counter, so its input is what is billed, and its output is a ceiling."""
@@ -407,13 +382,10 @@ def test_a_generation_killed_mid_way_resumes_without_paying_a_stored_answer_agai
             docs, out, emu, "questions.target=6", "question_generator.concurrency=1",
             "question_generator.budget_usd=1",
         )  # fmt: skip
-        code = STAND_IN + textwrap.dedent(f"""
-            from situate.questions.generate_cli import main
-            main("generate", {args!r})
-        """)
+        command = [sys.executable, "-m", "situate.cli", "questions", "generate", *args]
         env = {**os.environ, "ANTHROPIC_API_KEY": KEY, "PYTHONPATH": str(REPO / "src")}
         emu.hold(after=2)  # two answers go through and are stored; the third call is held
-        proc = subprocess.Popen([sys.executable, "-c", code], env=env, cwd=REPO)
+        proc = subprocess.Popen(command, env=env, cwd=REPO)
         assert emu.wait_held(1), "the child never sent its third call"
         proc.kill()
         assert proc.wait(60) < 0
@@ -427,8 +399,8 @@ def test_a_generation_killed_mid_way_resumes_without_paying_a_stored_answer_agai
         rows = list(store.charges.items())  # the lost answer's attempt, counted by the budget
         assert len(rows) == 1 and float(rows[0][1]) > 0
 
-        rerun = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, timeout=600)
-        assert rerun.returncode == 0
+        rerun = subprocess.run(command, env=env, cwd=REPO, timeout=600, capture_output=True)
+        assert rerun.returncode == 0, rerun.stderr[-3000:]
         assert emu.wait_idle()
     billed_keys = Counter(k for r in messages(emu) for k in r.billing_keys)
     # six prompts: each stored answer billed once; only the call in flight at the kill twice
