@@ -12,8 +12,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hydra.utils import instantiate
 
 from document_fixtures import RATE_LIMITS_HTML, build_handbook_docx, build_pdf
+from situate.cli import compose
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.emulators.textmodel import question_answer
 from situate.errors import SituateError
@@ -302,6 +304,13 @@ def test_a_folder_of_pdf_html_docx_and_markdown_gets_span_gold_and_reruns_pay_no
     # the Spanish document's questions are in Spanish
     spanish = [q for q in first if q.passage.path == "limites.md"]
     assert all(q.language == "es" and q.q.startswith("¿") for q in spanish)
+
+    # the file is a dataset as it is: dataset=generated reads the same questions and spans
+    dataset = compose(["dataset=generated", f"dataset.path={docs}", f"dataset.qa={path}"]).dataset
+    loaded = instantiate(dataset).load()
+    assert [(q.text, q.gold[0].start, q.gold[0].end) for q in loaded.questions] == [
+        (q.q, q.gold[0].start, q.gold[0].end) for q in first
+    ]
 
     capsys.readouterr()
     assert generate(overrides(docs, out, emu, "questions.target=6")) == 0  # a rerun
