@@ -66,8 +66,9 @@ def main(verb: str, args: list[str]) -> int:
 
     cfg, corpus, generator, requests = prepare(ns.overrides)
     q = cfg.questions
-    llm = getattr(generator, "llm", None) or instantiate_stage(cfg, "llm")
-    filters = build_filters(q.filters, embedder=instantiate_stage(cfg, "embedder"), llm=llm)
+    filters = build_filters(
+        q.filters, embedder=instantiate_stage(cfg, "embedder"), llm=instantiate_stage(cfg, "llm")
+    )
     result = generate(
         corpus.documents, generator, filters, requests, quote_threshold=float(q.quote_threshold)
     )
@@ -76,9 +77,10 @@ def main(verb: str, args: list[str]) -> int:
     questions, dropped = keep_reviews(result.questions, existing)
     write_questions(path, questions)
     print_summary(result, questions, path, dropped, corpus.name, int(q.target), generator)
-    stop = getattr(generator, "budget_stop", None)
-    if stop is not None:
-        raise stop
+    from situate.questions.llm_generator import LLMQuestionGenerator
+
+    if isinstance(generator, LLMQuestionGenerator) and generator.budget_stop is not None:
+        raise generator.budget_stop  # what was written is in the file and the store
     return 0
 
 
@@ -88,8 +90,9 @@ def estimate(generator, requests, counter: str = "auto"):
     call and read by the others (and, without caching, paid by every call), the output at
     ``max_tokens`` (a ceiling). Spends nothing."""
     from situate.estimate import estimate_calls, token_counter
+    from situate.questions.llm_generator import LLMQuestionGenerator
 
-    if not hasattr(generator, "plan"):
+    if not isinstance(generator, LLMQuestionGenerator):  # a rule-based generator pays nothing
         return None, len(requests)
     rendered, _, keys = generator.plan(requests)
     stored = generator.stored(keys)
