@@ -432,3 +432,27 @@ def test_the_batch_api_writes_the_same_questions_at_half_price(tmp_path, emu):
     for b, p in zip(batch, plain, strict=True):
         assert b.provenance.cost_usd == pytest.approx(p.provenance.cost_usd / 2, rel=1e-12)
     assert any(r.path == "/v1/messages/batches" for r in emu.requests)
+
+
+def test_the_estimate_of_calls_with_and_without_a_cached_document_block():
+    from situate.estimate import estimate_calls
+    from situate.pricing import load_price_book
+
+    price = load_price_book().price("claude-haiku-4-5")  # $1 in, $1.25 write, $0.10 read, $5 out
+    result = estimate_calls(
+        price, [("document d", 5000, [100, 100, 100]), ("(no document block)", 0, [200, 200])],
+        output_tokens=50, counter="test", shape_lines=[],
+    )  # fmt: skip
+    # with caching: one write of 5,000 and two reads; 700 uncached; 5 x 50 out
+    assert result.tokens == {
+        "cache_write": 5000,
+        "cache_read": 10000,
+        "uncached": 700,
+        "output": 250,
+    }
+    with_caching = (5000 * 1.25 + 10000 * 0.1 + 700 * 1 + 250 * 5) / 1e6
+    assert result.with_caching == pytest.approx(with_caching, rel=1e-12)
+    assert result.without_caching == pytest.approx((15700 + 1250) / 1e6, rel=1e-12)
+    # with batches: the document's first call alone at full price, every other call at half
+    first = (5000 * 1.25 + 100 + 50 * 5) / 1e6
+    assert result.with_batches == pytest.approx(first + (with_caching - first) / 2, rel=1e-12)

@@ -727,11 +727,18 @@ def estimate_calls(
 ) -> EstimateResult:
     """The cost of calls already counted: ``groups`` of ``(name, document block tokens, [prompt
     tokens of each call])``, each group's calls sharing its document block (0: none, every call
-    uncached) in the first-call-alone schedule; ``output_tokens`` per call (a ceiling)."""
+    uncached) in the first-call-alone schedule; ``output_tokens`` per call (a ceiling). A group
+    without a document block has no first call to wait for: with batches, all its calls are
+    batched."""
     _chat(price)
     minimum = _minimum(price, min_cacheable_tokens)
     docs = [
-        _Doc(name, Fraction(1), prefix, [(Fraction(1), t) for t in calls])
+        _Doc(
+            name,
+            Fraction(1),
+            prefix,
+            ([] if prefix else [(Fraction(0), 0)]) + [(Fraction(1), t) for t in calls],
+        )  # fmt: skip
         for name, prefix, calls in groups
         if calls
     ]
