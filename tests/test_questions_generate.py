@@ -425,9 +425,11 @@ def test_the_batch_api_writes_the_same_questions_at_half_price(tmp_path, emu):
     base = ["questions=factual", "questions.target=4"]
     assert generate(overrides(docs, plain_out, emu, *base)) == 0
     more = ("question_generator.batch=true", "llm.batch_poll_seconds=0.02")
-    assert generate(overrides(docs, batch_out, emu, *base, *more)) == 0
+    chosen = tmp_path / "set.jsonl"  # --out: the file to write
+    assert generate([*overrides(docs, batch_out, emu, *base, *more), "--out", str(chosen)]) == 0
+    assert not (batch_out / "questions").exists()
     plain = read_questions(plain_out / "questions" / "folder" / "questions.jsonl")
-    batch = read_questions(batch_out / "questions" / "folder" / "questions.jsonl")
+    batch = read_questions(chosen)
     assert [(q.id, q.q, q.gold) for q in batch] == [(q.id, q.q, q.gold) for q in plain]
     for b, p in zip(batch, plain, strict=True):
         assert b.provenance.cost_usd == pytest.approx(p.provenance.cost_usd / 2, rel=1e-12)
