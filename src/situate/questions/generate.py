@@ -164,7 +164,7 @@ def generate(
         )
     candidates = [resolve(p, quote_threshold) for p in proposals]
     kept = [q for q in candidates if q.status == "kept"]
-    filtered, reports = apply_filters(kept, documents, filters) if kept else ([], [])
+    filtered, reports = apply_filters(kept, documents, filters)  # a report each, zero included
     by_id = {q.id: q for q in filtered}
     questions = [by_id.get(q.id, q) for q in candidates]
     unresolved = FilterReport(UNRESOLVABLE, _removed(questions))
