@@ -710,3 +710,51 @@ def render(result: EstimateResult) -> None:
         out.print(line, highlight=False, markup=False)
     for note in result.notes:
         out.print(f"note: {note}", highlight=False, markup=False)
+
+
+# -- calls already rendered (the question generator) ----------------------------------------
+
+
+def estimate_calls(
+    price: ModelPrice,
+    groups: Sequence[tuple[str, int, list[int]]],
+    *,
+    output_tokens: int,
+    counter: str,
+    shape_lines: list[str],
+    ttl: str = "5m",
+    min_cacheable_tokens: int | None = None,
+) -> EstimateResult:
+    """The cost of calls already counted: ``groups`` of ``(name, document block tokens, [prompt
+    tokens of each call])``, each group's calls sharing its document block (0: none, every call
+    uncached) in the first-call-alone schedule; ``output_tokens`` per call (a ceiling). A group
+    without a document block has no first call to wait for: with batches, all its calls are
+    batched."""
+    _chat(price)
+    minimum = _minimum(price, min_cacheable_tokens)
+    docs = [
+        _Doc(
+            name,
+            Fraction(1),
+            prefix,
+            ([] if prefix else [(Fraction(0), 0)]) + [(Fraction(1), t) for t in calls],
+        )  # fmt: skip
+        for name, prefix, calls in groups
+        if calls
+    ]
+    result = _result(
+        price,
+        docs,
+        output_tokens,
+        ttl,
+        minimum,
+        mode="calls",
+        counter=counter,
+        documents=Fraction(sum(1 for _, prefix, calls in groups if prefix and calls)),
+        calls=Fraction(sum(len(calls) for _, _, calls in groups)),
+        document_tokens=Fraction(sum(prefix for _, prefix, calls in groups if calls)),
+        instruction_tokens=0,
+        shape_lines=shape_lines,
+    )
+    _add_notes(result, price, minimum)
+    return result

@@ -24,6 +24,8 @@ Price contextualizing before spending anything.
       else with a local tokenizer (all-MiniLM-L6-v2 WordPiece, ~0.97x Claude's count)
   situate estimate experiment=cookbook_replication llm=claude_haiku_4_5 --judge
       what `situate judge` will cost on the study's pooled (question, chunk) pairs
+  situate estimate dataset=folder dataset.path=docs questions.target=50 --questions
+      what `situate questions generate` will cost (questions not stored yet)
 Prices: conf/pricing/default.yaml (USD per million tokens, with source and date)."""
 
 CORPUS_OPTIONS = ("counter", "output_tokens")
@@ -33,6 +35,10 @@ def main(args: list[str]) -> int:
     if any(a in ("-h", "--help") for a in args):
         print(USAGE)
         return 0
+    if "--questions" in args:
+        from situate.questions.generate_cli import estimate_main as questions
+
+        return questions([a for a in args if a != "--questions"])
     if "--judge" in args:
         from situate.judging.cli import estimate_main
 

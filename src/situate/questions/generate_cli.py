@@ -1,0 +1,194 @@
+"""``situate questions generate [group=option ...] [--out FILE]``: an evaluation set from the corpus.
+
+Composed by Hydra like a run (:func:`situate.cli.compose`): the same ``dataset`` (and its
+``parser`` options), ``llm`` and ``pricing``, plus ``questions`` (target, seed, language,
+passage words, strategy mix, filters: ``conf/questions/``) and ``question_generator`` (who
+writes: ``conf/question_generator/``). Writes ``questions.jsonl`` (default
+``${output_dir}/questions/<dataset name>/questions.jsonl``, or ``questions.out``, or ``--out``)
+and prints, per strategy, the candidates, those kept, those rejected by reason and the cost.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from situate.errors import SituateError
+
+USAGE_EXAMPLE = (
+    "e.g. situate questions generate dataset=folder dataset.path=docs/ questions=mixed "
+    "questions.target=50 llm=claude_haiku_4_5"
+)
+
+
+def output_path(cfg, corpus_name: str, out: str | None) -> Path:
+    """``--out``, else ``questions.out``, else ``${output_dir}/questions/<dataset>/questions.jsonl``."""
+    from situate.questions.records import QUESTIONS_FILE
+
+    chosen = out or cfg.questions.get("out")
+    if chosen:
+        return Path(str(chosen))
+    return Path(str(cfg.output_dir)) / "questions" / corpus_name / QUESTIONS_FILE
+
+
+def prepare(overrides: list[str]):
+    """The composed config, the corpus, the generator and the requests (nothing is paid)."""
+    from situate.app import instantiate_stage
+    from situate.cli import compose
+    from situate.questions.generate import build_requests
+
+    cfg = compose(overrides)
+    q = cfg.questions
+    corpus = instantiate_stage(cfg, "dataset").load()
+    if not corpus.documents:
+        raise SituateError(f"dataset {corpus.name}: no documents to write questions from")
+    generator = instantiate_stage(cfg, "question_generator")
+    requests = build_requests(
+        corpus.documents, int(q.target), dict(q.mix), int(q.passage_words), int(q.seed),
+        str(q.language or ""),
+    )  # fmt: skip
+    return cfg, corpus, generator, requests
+
+
+def main(verb: str, args: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="situate questions generate",
+        description="Write an evaluation set (questions with span gold) from the corpus. "
+        + USAGE_EXAMPLE,
+    )
+    parser.add_argument("overrides", nargs="*", help="group=option overrides, as for `situate run`")
+    parser.add_argument("--out", default=None, help="the questions.jsonl to write")
+    ns = parser.parse_intermixed_args(args)
+    from situate.app import instantiate_stage
+    from situate.questions.filters import build_filters
+    from situate.questions.generate import generate, keep_reviews
+    from situate.questions.records import read_questions, write_questions
+
+    cfg, corpus, generator, requests = prepare(ns.overrides)
+    q = cfg.questions
+    filters = build_filters(
+        q.filters, embedder=instantiate_stage(cfg, "embedder"), llm=instantiate_stage(cfg, "llm")
+    )
+    result = generate(
+        corpus.documents, generator, filters, requests, quote_threshold=float(q.quote_threshold)
+    )
+    path = output_path(cfg, corpus.name, ns.out)
+    existing = read_questions(path) if path.is_file() else []
+    questions, dropped = keep_reviews(result.questions, existing)
+    write_questions(path, questions)
+    print_summary(result, questions, path, dropped, corpus.name, int(q.target), generator)
+    from situate.questions.llm_generator import LLMQuestionGenerator
+
+    if isinstance(generator, LLMQuestionGenerator) and generator.budget_stop is not None:
+        raise generator.budget_stop  # what was written is in the file and the store
+    return 0
+
+
+def estimate(generator, requests, counter: str = "auto"):
+    """What generating ``requests`` will cost (those not stored yet), and how many are stored:
+    the document block of ``context_dependent`` requests priced as written by a document's first
+    call and read by the others (and, without caching, paid by every call), the output at
+    ``max_tokens`` (a ceiling). Spends nothing."""
+    from situate.estimate import estimate_calls, token_counter
+    from situate.questions.llm_generator import LLMQuestionGenerator
+
+    if not isinstance(generator, LLMQuestionGenerator):  # a rule-based generator pays nothing
+        return None, len(requests)
+    rendered, _, keys = generator.plan(requests)
+    stored = generator.stored(keys)
+    first = {k: row for row, k in reversed(list(enumerate(keys)))}
+    todo = sorted(row for k, row in first.items() if k not in stored)
+    count, how = token_counter(generator.llm, counter)
+    blocks = list(dict.fromkeys(rendered[r].document for r in todo if rendered[r].document))
+    counted = count([*blocks, *(rendered[r].prompt for r in todo)]) if todo else []
+    block_tokens = dict(zip(blocks, counted[: len(blocks)], strict=True))
+    prompt_tokens = dict(zip(todo, counted[len(blocks) :], strict=True))
+    groups: dict[str, tuple[int, list[int]]] = {"(no document block)": (0, [])}
+    for r in todo:
+        block = rendered[r].document
+        name = f"document {requests[r].document.doc_id}" if block else "(no document block)"
+        groups.setdefault(name, (block_tokens.get(block, 0), []))[1].append(prompt_tokens[r])
+    price = generator.pricing.price(generator.llm.model)
+    strategies = sorted({requests[r].strategy for r in todo})
+    result = estimate_calls(
+        price,
+        [(name, prefix, calls) for name, (prefix, calls) in groups.items()],
+        output_tokens=generator.max_tokens,
+        counter=how,
+        ttl=generator.paid.ttl,
+        shape_lines=[
+            f"questions: {len(first)} distinct requests, {len(first) - len(todo)} stored already, "
+            f"{len(todo)} to write ({', '.join(strategies) or 'none'}); output at "
+            f"question_generator.max_tokens {generator.max_tokens} each (a ceiling)"
+        ],
+    )
+    return result, len(first) - len(todo)
+
+
+def estimate_main(args: list[str]) -> int:
+    """``situate estimate [overrides] --questions``: what ``situate questions generate`` costs."""
+    parser = argparse.ArgumentParser(
+        prog="situate estimate --questions", description="Price question generation first."
+    )
+    parser.add_argument("overrides", nargs="*")
+    parser.add_argument("--counter", default="auto", help="auto, provider, local or chars4")
+    ns = parser.parse_intermixed_args(args)
+    from situate.console import console
+    from situate.estimate import render
+
+    _, corpus, generator, requests = prepare(ns.overrides)
+    result, stored = estimate(generator, requests, ns.counter)
+    if result is None:
+        console().print(
+            f"questions: {len(requests)} requests to generator {generator.name}, which makes no "
+            "paid call: $0", highlight=False, markup=False,
+        )  # fmt: skip
+        return 0
+    render(result)
+    budget = generator.paid.budget_usd
+    console().print(
+        f"question_generator.budget_usd={budget}; {stored} questions stored already cost "
+        "nothing; no call is made by this estimate", highlight=False, markup=False,
+    )  # fmt: skip
+    return 0
+
+
+def print_summary(result, questions, path, dropped, corpus_name, target, generator) -> None:
+    from rich.table import Table
+
+    from situate.console import console
+    from situate.questions.generate import summary
+
+    rows = summary(result.questions)
+    table = Table(title=f"{corpus_name}: questions written by {generator.name}")
+    for col in ("strategy", "candidates", "kept", "rejected (by reason)", "paid now", "from store"):
+        table.add_column(
+            col, justify="left" if col.startswith(("strategy", "rejected")) else "right"
+        )
+    for strategy, row in rows.items():
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(row["rejected"].items())) or "-"
+        table.add_row(
+            strategy, str(row["candidates"]), str(row["kept"]), reasons,
+            f"${row['cost_usd']:.6f}", str(row["from_store"]),
+        )  # fmt: skip
+    out = console()
+    out.print(table)
+    paid = sum(r["cost_usd"] for r in rows.values())
+    kept = sum(r["kept"] for r in rows.values())
+    lines = [
+        f"questions: {len(result.questions)} candidates, {kept} kept, billed ${paid:.6f} "
+        f"this run; written to {path}"
+    ]
+    if result.requested < target:
+        lines.append(
+            f"the documents hold {result.requested} passages of questions.passage_words: fewer "
+            f"than questions.target={target}"
+        )
+    if dropped:
+        lines.append(f"{dropped} unreviewed questions of the earlier file were not generated again")
+    for report in result.reports:
+        if report.count:
+            first = report.removed[0][1]
+            lines.append(f"filter {report.name}: removed {report.count} (first: {first})")
+    for line in lines:
+        out.print(line, highlight=False, markup=False)
