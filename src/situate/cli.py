@@ -467,7 +467,9 @@ def _contexts(args: list[str]) -> int:
     if ns.action == "show":
         chunks = chunks[: ns.limit]
     context = instantiate(cfg.context)
-    if hasattr(context, "lookup"):  # LLM contexts: read the store, never call the model
+    from situate.contexts.llm import LLMContext
+
+    if isinstance(context, LLMContext):  # read the store, never call the model
         found = context.lookup(corpus, chunks)
         rows = [
             (c, s.text if s else None, s.usage if s else Usage(), s.model if s else "")

@@ -284,8 +284,8 @@ def estimate_lines(j, counter: str = "auto") -> list[str]:
     """Pairs, tokens and USD of judging ``j``'s pool, with the arithmetic; spends nothing."""
     from fractions import Fraction
 
-    from situate.estimate import token_counter
     from situate.pricing import exact
+    from situate.tokens import token_counter
 
     judge = j.judge
     pairs = list({judge.key(p): p for p in j.pool.all_pairs()}.items())

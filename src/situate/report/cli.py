@@ -79,8 +79,10 @@ def tracking_uri(cfg, study: str) -> str:
         raise SituateError(f"study {study}: tracking is off; reports read MLflow (tracking=mlflow)")
     from hydra.utils import instantiate
 
-    tracker = instantiate(cfg.tracking)
-    uri = getattr(tracker, "uri", None)
+    from situate.tracking.base import Tracker
+
+    tracker: Tracker = instantiate(cfg.tracking)
+    uri = tracker.uri
     if not uri:
         raise SituateError(
             f"study {study}: tracking {cfg.tracking.get('_target_')} has no MLflow URI"
