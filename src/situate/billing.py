@@ -3,7 +3,7 @@
 Every embedder, reranker and contextualizer answers ``billed()``. A stage that pays no provider
 says so explicitly by inheriting :class:`Unbilled`; a paid one reports what its provider billed
 (embedding tokens, rerank search units, LLM calls), so a paid stage that forgets to count is a
-failing test (tests/test_contracts.py), not a run priced at $0.
+failing test (tests/test_config.py), not a run priced at $0.
 """
 
 from __future__ import annotations
