@@ -639,6 +639,7 @@ class SmallWindowLLM:
 
     name = "fake"
     model = "fake-small-window"
+    cache_ttl = None
 
     def __init__(self, context_window: int):
         self.context_window = context_window

@@ -1,14 +1,31 @@
-"""Every option of every config group composes and instantiates; every experiment composes."""
+"""Every option of every config group composes, instantiates and keeps its group's contract
+(the protocol the pipeline reads it through); every experiment composes."""
 
 from __future__ import annotations
 
+import inspect
+import types
+import typing
 from pathlib import Path
 
 import pytest
 from hydra.utils import instantiate
 
 from conftest import options
+from situate.billing import Unbilled
+from situate.chunking.base import Chunker
 from situate.cli import CONF_DIR, compose
+from situate.contexts.base import Contextualizer
+from situate.datasets.base import DatasetLoader
+from situate.dense.base import DenseIndex
+from situate.embedding.base import Embedder
+from situate.fusion.base import Fusion
+from situate.llm.base import LLMProvider
+from situate.parsing.base import Parser
+from situate.pricing import load_price_book
+from situate.reranking.base import Reranker
+from situate.sparse.base import SparseEngine
+from situate.tracking.base import Tracker
 
 # Groups whose options are not a stage object: presets that set other groups (@package _global_),
 # machine-local settings, plain data, and the settings of `situate questions generate`.
@@ -25,6 +42,72 @@ OPTIONS = [(g, o) for g in STAGE_GROUPS for o in options(g)]
 # Groups composed inside another option (dataset=folder holds one parser per format), not in
 # config.yaml's defaults: a test selects one with +group=option.
 NESTED = ("parser",)
+# the protocol each group's options are read through (src/situate/<stage>/base.py)
+PROTOCOLS = {
+    "dataset": DatasetLoader,
+    "parser": Parser,
+    "chunker": Chunker,
+    "context": Contextualizer,
+    "llm": LLMProvider,
+    "embedder": Embedder,
+    "dense": DenseIndex,
+    "sparse": SparseEngine,
+    "fusion": Fusion,
+    "reranker": Reranker,
+    "tracking": Tracker,
+}
+# what a paid option of a group is billed for, as USD of one unit of usage at its model's price
+PAID = {
+    "embedder": lambda price: price.embedding_cost(1_000_000),
+    "reranker": lambda price: price.rerank_cost(1000),
+}
+
+
+def contract_breaches(obj: object, protocol: type) -> list[str]:
+    """What ``obj`` lacks of ``protocol``: an attribute missing or of another type, a method
+    missing or without one of the protocol's parameters."""
+    breaches = []
+    hints = typing.get_type_hints(protocol)
+    for name, hint in hints.items():
+        if not hasattr(obj, name):
+            breaches.append(f"attribute {name} missing")
+            continue
+        expected = typing.get_origin(hint) or hint
+        if expected in (typing.Union, types.UnionType):
+            expected = tuple(typing.get_origin(a) or a for a in typing.get_args(hint))
+        if not isinstance(getattr(obj, name), expected):
+            breaches.append(f"attribute {name}={getattr(obj, name)!r} is not {hint}")
+    for name, member in vars(protocol).items():
+        if name.startswith("_") or not callable(member):
+            continue
+        method = getattr(obj, name, None)
+        if not callable(method):
+            breaches.append(f"method {name}() missing")
+            continue
+        have = inspect.signature(method).parameters
+        takes_any = any(p.kind is p.VAR_KEYWORD for p in have.values())
+        for param in list(inspect.signature(member).parameters)[1:]:
+            if param not in have and not takes_any:
+                breaches.append(f"method {name}() has no parameter {param}")
+    return breaches
+
+
+def test_a_stage_missing_a_declared_member_breaches_its_contract():
+    class HalfEmbedder(Unbilled):
+        name = "half"
+        batch_size = "32"  # not an int
+
+        def identity(self) -> dict:
+            return {}
+
+        def encode(self, texts):  # no kind
+            return texts
+
+    assert contract_breaches(HalfEmbedder(), Embedder) == [
+        "attribute batch_size='32' is not <class 'int'>",
+        "method encode() has no parameter kind",
+        "method warm_up() missing",
+    ]
 
 
 def test_every_stage_group_is_present():
@@ -53,6 +136,15 @@ def test_option_composes_and_instantiates(group: str, option: str, tmp_path: Pat
     assert obj is not None
     module = node._target_.rsplit(".", 1)[0]
     assert module.startswith("situate."), node._target_
+    if group in PROTOCOLS:
+        assert contract_breaches(obj, PROTOCOLS[group]) == [], f"conf/{group}/{option}.yaml"
+    if group in PAID:
+        book = load_price_book(cfg)
+        model = obj.billed().model or str(node.get("model"))
+        priced = model in book and PAID[group](book.price(model)) > 0
+        unbilled = type(obj).billed is Unbilled.billed
+        # a paid option that reports no usage would be priced at $0; a free one has no price
+        assert priced != unbilled, f"conf/{group}/{option}.yaml: model {model} priced={priced}"
 
 
 @pytest.mark.parametrize("experiment", options("experiment"))

@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from situate.contexts.base import Placement
+from situate.billing import Unbilled
+from situate.contexts.base import RuleContext
+from situate.datasets.base import ShipsQuestions
 from situate.dense.flat import FlatIndex
 from situate.evaluation.evaluate import Evaluator
 from situate.fusion.rrf import ReciprocalRankFusion
@@ -44,7 +46,7 @@ def span_of(doc: Document, text: str) -> Span:
     return Span(doc.doc_id, start, start + len(text))
 
 
-class FakeDataset:
+class FakeDataset(ShipsQuestions):
     def load(self) -> Corpus:
         glaciers, harbours, bakery = DOCUMENTS
         questions = [
@@ -72,11 +74,10 @@ class ParagraphChunker:
         return out
 
 
-class TitleContext(Placement):
+class TitleContext(RuleContext):
     """Situates each chunk with its document's title; only the dense index sees it."""
 
     name = "title"
-    endpoint = ""
 
     def __init__(self) -> None:
         super().__init__(apply_to=("dense",))
@@ -85,12 +86,16 @@ class TitleContext(Placement):
         return [Context(c.chunk_id, f"About {corpus.document(c.doc_id).title}.") for c in chunks]
 
 
-class HandSetEmbedder:
+class HandSetEmbedder(Unbilled):
     """Chunk row ``i`` (with its context) embeds to ``e_i``; a query to its normalised weights.
 
     A text it was not given by hand (a chunk without its context) raises ``KeyError``."""
 
     name = "hand-set"
+    batch_size = 256
+
+    def warm_up(self) -> None:
+        pass  # nothing to load
 
     def __init__(self) -> None:
         self.encoded: list[str] = []

@@ -21,7 +21,7 @@ from situate.evaluation.trec import write_trec_files
 from situate.pipeline import Pipeline, RunResult
 from situate.records import Chunk, Corpus
 from situate.store import atomic_write_bytes, atomic_write_text, content_hash
-from situate.tracking.base import flatten, run_name, without_credentials
+from situate.tracking.base import Tracker, flatten, run_name, without_credentials
 from situate.tracking.summary import GROUPS, LLM_GROUPS, RESULT_FILE, parent_run_id
 
 log = logging.getLogger("situate")
@@ -165,7 +165,7 @@ def dataset_input(cfg: DictConfig, corpus: Corpus, chunks: list[Chunk]) -> dict:
     }
 
 
-def record_failed_run(tracker, cfg: DictConfig, pipeline: Pipeline) -> None:
+def record_failed_run(tracker: Tracker, cfg: DictConfig, pipeline: Pipeline) -> None:
     """What a failing run had spent, and its dataset once loaded; a tracker error here is logged
     and the run's own error goes on."""
     try:
@@ -198,7 +198,7 @@ def run_job(cfg: DictConfig) -> dict:
     choices = {g: hc.runtime.choices.get(g) for g in groups}
     overrides = [without_credentials(o) for o in hc.overrides.task]
     row: dict = {"choices": choices, "overrides": overrides, "ks": sorted(cfg.eval.ks)}
-    tracker = instantiate_stage(cfg, "tracking")
+    tracker: Tracker = instantiate_stage(cfg, "tracking")
     resolved = OmegaConf.to_container(cfg, resolve=True)
     if not uses_llm:
         for g in LLM_GROUPS:

@@ -45,7 +45,8 @@ verbs:
                       before spending: calls, tokens and cost of contextualizing a dataset with
                       an llm (with and without caching, with batches), or a synthetic shape
                       (estimate=seed_shape), with the arithmetic behind every figure;
-                      --judge prices `situate judge` of the study instead
+                      --judge prices `situate judge` of the study instead (llm's model,
+                      Haiku 4.5 and Haiku 5.5; --llms a,b for other conf/llm options)
   contexts show|export [group=option ...] [--limit N] [--out FILE]
                       print (or write as JSON Lines) the contexts of a config with their token
                       usage; LLM contexts come from the store only: nothing is spent
@@ -468,7 +469,9 @@ def _contexts(args: list[str]) -> int:
     if ns.action == "show":
         chunks = chunks[: ns.limit]
     context = instantiate(cfg.context)
-    if hasattr(context, "lookup"):  # LLM contexts: read the store, never call the model
+    from situate.contexts.llm import LLMContext
+
+    if isinstance(context, LLMContext):  # read the store, never call the model
         found = context.lookup(corpus, chunks)
         rows = [
             (c, s.text if s else None, s.usage if s else Usage(), s.model if s else "")

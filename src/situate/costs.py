@@ -17,10 +17,9 @@ models cost nothing.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
+from situate.billing import Billed, Calls
 from situate.pricing import PriceBook
 from situate.records import Usage
 
@@ -33,16 +32,6 @@ RUN_TOTAL_COST = f"{RUN}cost_usd_total"
 # contexts at what they cost when written, plus this run's embedding and rerank bills (their
 # caches keep no usage: a run that found every vector cached shows those two at 0)
 CONFIG_TOTAL_COST = f"{CONFIG}cost_usd_total"
-
-
-class PaidCall(Protocol):
-    """A call as the provider billed it: an ``LLMResponse`` (this run) or a ``StoredContext``."""
-
-    usage: Usage
-    batch: bool
-
-
-Calls = Sequence[tuple[str, PaidCall]]  # (doc_id, call)
 
 
 @dataclass
@@ -91,17 +80,13 @@ class RunCosts:
         return out
 
 
-def model_of(component) -> str:
-    return str(getattr(component, "model", None) or getattr(component, "name", ""))
-
-
-def context_costs(book: PriceBook, llm, calls: Calls) -> ContextCosts:
-    """Price each ``(doc_id, call)`` with ``llm``'s prices and cache TTL."""
+def context_costs(book: PriceBook, billed: Billed, calls: Calls) -> ContextCosts:
+    """Price each ``(doc_id, call)`` at the prices of ``billed.model`` and its cache TTL."""
     costs = ContextCosts()
     if not calls:
         return costs
-    price = book.price(model_of(llm))
-    ttl = getattr(llm, "cache_ttl", "5m")
+    price = book.price(billed.model)
+    ttl = billed.cache_ttl
     per_doc: dict[str, float] = defaultdict(float)
     for doc_id, call in calls:
         cost = price.call_cost(call.usage, ttl=ttl, batch=call.batch)
@@ -162,10 +147,12 @@ def cache_shares(calls: Calls) -> dict[str, float]:
     }
 
 
-def billed_embedding(book: PriceBook, embedder, tokens: int) -> float:
-    return book.price(model_of(embedder)).embedding_cost(tokens) if tokens else 0.0
+def billed_embedding(book: PriceBook, billed: Billed, tokens: int) -> float:
+    """USD of ``tokens`` embedding tokens at the prices of ``billed.model``."""
+    return book.price(billed.model).embedding_cost(tokens) if tokens else 0.0
 
 
-def billed_rerank(book: PriceBook, reranker) -> float:
-    searches = getattr(reranker, "search_units", 0) or 0
-    return book.price(model_of(reranker)).rerank_cost(searches) if searches else 0.0
+def billed_rerank(book: PriceBook, billed: Billed) -> float:
+    """USD of the searches a reranker reported in ``billed``."""
+    searches = billed.search_units
+    return book.price(billed.model).rerank_cost(searches) if searches else 0.0

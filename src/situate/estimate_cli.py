@@ -23,7 +23,8 @@ Price contextualizing before spending anything.
       a real corpus: tokens counted with the provider's counter when its API key is set,
       else with a local tokenizer (all-MiniLM-L6-v2 WordPiece, ~0.97x Claude's count)
   situate estimate experiment=cookbook_replication llm=claude_haiku_4_5 --judge
-      what `situate judge` will cost on the study's pooled (question, chunk) pairs
+      what `situate judge` will cost on the study's pooled (question, chunk) pairs, with
+      llm's model and with Claude Haiku 4.5 and 5.5 (--llms OPTIONS to price others)
   situate estimate dataset=folder dataset.path=docs questions.target=50 --questions
       what `situate questions generate` will cost (questions not stored yet)
 Prices: conf/pricing/default.yaml (USD per million tokens, with source and date)."""

@@ -41,6 +41,7 @@ from situate.records import Chunk, Context, Corpus
 from situate.reranking.base import CachedReranker, Reranker
 from situate.sparse.base import SparseEngine
 from situate.store import BlobStore, DirectoryCache, content_hash, texts_hash
+from situate.tokens import token_counter
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +100,7 @@ class Pipeline:
         self.embeddings = CachedEmbeddings(
             embedder,
             BlobStore(Path(cache_dir) / "embeddings.sqlite", "embeddings"),
-            batch_size=getattr(embedder, "batch_size", 256),
+            batch_size=embedder.batch_size,
             unverified=unverified_cache,
         )
         self.reranker_cached = CachedReranker(
@@ -139,9 +140,7 @@ class Pipeline:
         t = time.perf_counter()
         contexts = self.execution.contextualize(self.context, corpus, chunks)
         timings["contextualize_seconds"] = time.perf_counter() - t
-        timings.update(
-            getattr(self.context, "stats", {})
-        )  # tokens, calls, cache shares (LLM contexts)
+        timings.update(self.context.stats)  # tokens, calls, cache shares (LLM contexts)
         return corpus, chunks, contexts
 
     def build_indexes(
@@ -184,7 +183,7 @@ class Pipeline:
         timings: dict[str, float] = {}
         corpus, chunks, contexts = self.prepare(timings, require_questions=True)
         self.build_indexes(chunks, contexts, set(self.fusion.needs), timings)
-        self._index_tokens = getattr(self.embedder, "tokens_used", 0)
+        self._index_tokens = self.embedder.billed().tokens
         queries = [q.text for q in corpus.questions]
         t = time.perf_counter()
         with (
@@ -221,17 +220,15 @@ class Pipeline:
         (None without a price book)."""
         if self.price_book is None:
             return None
-        llm = getattr(self.context, "llm", None)  # only LLM contexts make calls
-        tokens = getattr(self.embedder, "tokens_used", 0)
+        context, embedder = self.context.billed(), self.embedder.billed()
+        tokens = embedder.tokens
         index_tokens = tokens if self._index_tokens is None else self._index_tokens
         return RunCosts(
-            context=context_costs(self.price_book, llm, getattr(self.context, "calls", [])),
-            config_context=context_costs(
-                self.price_book, llm, getattr(self.context, "written", [])
-            ),
-            embedding_index=billed_embedding(self.price_book, self.embedder, index_tokens),
-            embedding_query=billed_embedding(self.price_book, self.embedder, tokens - index_tokens),
-            rerank=billed_rerank(self.price_book, self.reranker),
+            context=context_costs(self.price_book, context, context.calls or ()),
+            config_context=context_costs(self.price_book, context, context.written),
+            embedding_index=billed_embedding(self.price_book, embedder, index_tokens),
+            embedding_query=billed_embedding(self.price_book, embedder, tokens - index_tokens),
+            rerank=billed_rerank(self.price_book, self.reranker.billed()),
         )
 
     def spent(
@@ -243,12 +240,11 @@ class Pipeline:
         The stages record their spend as it happens (each LLM call, each billed embedding
         batch), so a run interrupted mid-way still reports the calls it paid for."""
         out: dict[str, float] = {}
-        calls = getattr(self.context, "calls", None)
-        if calls is not None:  # an LLM context: zero calls is news (all came from the store)
-            out.update(usage_metrics(RUN, calls))
-            written = getattr(self.context, "written", [])
-            if written:
-                out.update(usage_metrics(CONFIG, written))
+        billed = self.context.billed()
+        if billed.calls is not None:  # an LLM context: zero calls is news (all from the store)
+            out.update(usage_metrics(RUN, billed.calls))
+            if billed.written:
+                out.update(usage_metrics(CONFIG, billed.written))
         costs = costs or self.costs()
         if costs is not None and corpus is not None:
             out.update(costs.metrics(self._document_tokens(corpus, costs), len(corpus.questions)))
@@ -261,8 +257,6 @@ class Pipeline:
         """Tokens of the documents of the configuration's LLM contexts (local WordPiece count)."""
         if not costs.config_context.per_document:
             return 0
-        from situate.estimate import token_counter
-
         count, _ = token_counter(None, "local")
         return sum(count([corpus.document(d).text for d in costs.config_context.per_document]))
 
@@ -297,9 +291,8 @@ class Pipeline:
 
 def no_questions(dataset: DatasetLoader, corpus: Corpus) -> SituateError:
     """A run scores retrieval against questions: without any, say where they were expected."""
-    expected = getattr(dataset, "questions_file", None)
-    if expected is not None:
-        path = expected()
+    path = dataset.questions_to_write()
+    if path is not None:
         what = (
             f"{path}: {'no questions in it' if path.is_file() else 'no questions file'}, and "
             '`situate run` scores retrieval against questions; write it (a JSON list of {"q": '
@@ -371,9 +364,8 @@ class Searcher:
 
     def warm_up(self) -> None:
         """Load the local models now, so that the first query's time is the query's alone."""
-        for stage in (self.embeddings.embedder, self.reranker.reranker):
-            if hasattr(stage, "_load"):
-                stage._load()
+        self.embeddings.embedder.warm_up()
+        self.reranker.reranker.warm_up()
 
     def search_all(
         self,

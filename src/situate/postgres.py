@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import fcntl
 import hashlib
 import json
 import logging
@@ -35,11 +34,12 @@ import subprocess
 import tempfile
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from situate.errors import SituateError
+from situate.locks import exclusive
 
 log = logging.getLogger(__name__)
 
@@ -357,14 +357,9 @@ class EmbeddedServer:
     def log(self) -> Path:
         return self.root / "server.log"
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        with open(self.root / "server.lock", "a+") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        """``server.lock`` in the server's folder: one process starts or stops it at a time."""
+        return exclusive(self.root, "server")
 
     def _password(self) -> str:
         return (self.root / "password").read_text().strip()

@@ -1,7 +1,10 @@
-"""``situate index`` / ``situate search``: indexes persisted per config under ``outputs/index/<hash>``.
+"""``situate index`` / ``situate search``: indexes persisted under ``outputs/index/<key>``.
 
 The folder holds the dense and sparse indexes and a manifest of the chunks (ids, offsets, text,
-context), so a search loads in seconds and answers with sources and contexts.
+context), so a search loads in seconds and answers with sources and contexts. The key is made of
+what decides the indexes' content, as the pipeline's caches key it: the data set and chunker
+configs and the identities of the context, embedder, dense and sparse stages. Settings of how
+contexts are bought (``context.concurrency``, ``budget_usd``, rate ceilings) are not part of it.
 """
 
 from __future__ import annotations
@@ -20,13 +23,25 @@ from situate.records import Chunk, Context
 from situate.sparse import jvm
 from situate.store import DirectoryCache, content_hash
 
-INDEX_GROUPS = ("dataset", "chunker", "context", "embedder", "dense", "sparse")
 RETRIEVERS = ("dense", "sparse")
 
 
-def index_key(cfg: DictConfig) -> str:
-    """sha256 of the resolved configs that determine the indexes (not fusion, reranker or eval)."""
-    return content_hash({g: OmegaConf.to_container(cfg[g], resolve=True) for g in INDEX_GROUPS})
+def index_identity(cfg: DictConfig, pipeline: Pipeline) -> dict:
+    """What decides the indexes' content (not fusion, reranker or eval): the data set and chunker
+    as configured, the context, embedder, dense and sparse stages by their identities."""
+    return {
+        "dataset": OmegaConf.to_container(cfg.dataset, resolve=True),
+        "chunker": OmegaConf.to_container(cfg.chunker, resolve=True),
+        "context": pipeline.context.identity(),
+        "embedder": pipeline.embedder.identity(),
+        "dense": pipeline.dense.identity(),
+        "sparse": pipeline.sparse.identity(),
+    }
+
+
+def index_key(cfg: DictConfig, pipeline: Pipeline) -> str:
+    """sha256 of :func:`index_identity`: the folder name under ``outputs/index/``."""
+    return content_hash(index_identity(cfg, pipeline))
 
 
 def build(cfg: DictConfig, pipeline: Pipeline) -> tuple[Path, dict[str, float]]:
@@ -34,14 +49,14 @@ def build(cfg: DictConfig, pipeline: Pipeline) -> tuple[Path, dict[str, float]]:
     timings: dict[str, float] = {}
     corpus, chunks, contexts = pipeline.prepare(timings)
     folders = pipeline.build_indexes(chunks, contexts, set(RETRIEVERS), timings)
-    key = index_key(cfg)
+    key = index_key(cfg, pipeline)
     store = DirectoryCache(Path(cfg.output_dir))
     with store.writing("index", key, replace=True) as tmp:  # never a half-deleted old index
         for name, folder in folders.items():
             shutil.copytree(folder, tmp / name)
         manifest = {
             "dataset": corpus.name,
-            "config": {g: OmegaConf.to_container(cfg[g], resolve=True) for g in INDEX_GROUPS},
+            "identity": index_identity(cfg, pipeline),
             "chunks": [
                 {
                     "chunk_id": c.chunk_id,
@@ -92,7 +107,7 @@ class LoadedIndex:
 
 def load(cfg: DictConfig, pipeline: Pipeline, overrides: list[str]) -> LoadedIndex:
     """Open the index ``situate index`` built for the same config."""
-    folder = DirectoryCache(Path(cfg.output_dir)).path("index", index_key(cfg))
+    folder = DirectoryCache(Path(cfg.output_dir)).path("index", index_key(cfg, pipeline))
     manifest_file = folder / "manifest.json"
     if not manifest_file.exists():
         again = " ".join(overrides)

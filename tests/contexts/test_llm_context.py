@@ -156,6 +156,7 @@ class RoutedProvider:
     """Calls for documents containing ``marker`` go to a provider whose calls keep failing."""
 
     name = "anthropic"
+    cache_ttl = None
 
     def __init__(self, good: AnthropicProvider, bad: AnthropicProvider, marker: str):
         self.good, self.bad, self.marker = good, bad, marker

@@ -45,7 +45,7 @@ def test_run_cost_is_the_sum_of_hand_priced_calls(key_env, tmp_path: Path):
         ctx = LLMContext(PROMPT, provider(emu), str(tmp_path / "c.sqlite"))
         ctx.contextualize(corp, chunks)
     assert len(ctx.calls) == len(chunks)
-    costs = context_costs(book, ctx.llm, ctx.calls)
+    costs = context_costs(book, ctx.billed(), ctx.calls)
     expected = sum(by_hand(r.usage) for _, r in ctx.calls)
     assert costs.total == pytest.approx(float(expected), abs=1e-12)
     # the first call of a cacheable document wrote its prefix, the others read it

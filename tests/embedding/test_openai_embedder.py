@@ -39,7 +39,7 @@ def test_vectors_have_shape_and_unit_norm(emu, key_env):
     v = e.encode(["the cat sat on the mat", "a dog in the fog", "quarterly revenue"], "document")
     assert v.shape == (3, 1536) and v.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
-    assert e.tokens_used > 0 and e.requests == 1
+    assert e.billed().tokens == e.tokens_used > 0 and e.requests == 1
 
 
 def test_vectors_are_deterministic_and_similar_texts_are_close(emu, key_env):

@@ -65,6 +65,18 @@ def test_estimate_then_judge_costs_the_same_and_a_rerun_pays_nothing(study: Path
     pairs = int(re.search(r"(\d+) to judge", est.stdout).group(1))
     estimated = re.search(r"= \$(\d+\.\d+)\n", est.stdout).group(1)
     assert pairs > 0 and "exact" in est.stdout
+    # the judge's model (Haiku 4.5 here), then Haiku 5.5, each at its own rates
+    blocks = est.stdout.split("judging study cookbook_replication with ")[1:]
+    rates = {"claude-haiku-4-5": ("1", "5"), "claude-haiku-5-5": ("0.1", "0.5")}
+    assert [b.split()[0] for b in blocks] == list(rates)
+    for block, (rate_in, rate_out) in zip(blocks, rates.values(), strict=True):
+        n_in, r_in, n_out, r_out, usd = re.search(
+            r"USD: ([\d,]+) x \$([\d.]+)/Mtok \+ ([\d,]+) x \$([\d.]+)/Mtok = \$([\d.]+)", block
+        ).groups()
+        assert (r_in, r_out) == (rate_in, rate_out)
+        assert int(n_out.replace(",", "")) == pairs  # one output token a pair
+        by_hand = int(n_in.replace(",", "")) * float(r_in) + pairs * float(r_out)
+        assert float(usd) == pytest.approx(by_hand / 1e6, abs=1e-6)
 
     proc = judge(study, emulator)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -74,6 +86,12 @@ def test_estimate_then_judge_costs_the_same_and_a_rerun_pays_nothing(study: Path
         assert needed in md, needed
     for row in ("| baseline (baseline) |", "| contextual_bm25 |"):
         assert row in md
+    # `situate report` shows the judged metrics beside gold, with the agreement
+    report = run_cli("report", *STUDY, f"output_dir={study}", "--permutations", "200")
+    assert report.returncode == 0, report.stderr[-3000:]
+    html = (study / "reports" / "cookbook_replication" / "index.html").read_text()
+    for needed in ("Judged relevance beside gold", "judged nDCG@20", "gold Recall@20", "kappa"):
+        assert needed in html, needed
     # pooled arms: every top-20 chunk judged
     client, found = runs(study)
     for r in client.search_runs([found[0].info.experiment_id]):

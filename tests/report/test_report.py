@@ -10,12 +10,15 @@ from __future__ import annotations
 import csv
 import json
 import re
+from html import unescape
 from pathlib import Path
 
 import pytest
 
 from situate.errors import SituateError
 from situate.evaluation.statistics import holm
+from situate.judging.agreement import agreement
+from situate.judging.summary import JUDGED_FILE, JudgedRun, JudgedStudy, read_judged
 from situate.report.collect import load_study
 from situate.report.compare import compare_study, gold_contexts, parse_span
 from situate.report.render import pareto_front, write_report
@@ -223,6 +226,58 @@ def test_the_html_is_self_contained_and_the_markdown_has_the_tables(compared, tm
     )
     assert "| context=llm, prompt=default | Pass@10 | 56.2 | 75.0 | +18.8 |" in md
     assert "input tokens (uncached)" in md and "$0.1200" in md
+
+
+def judged_of(compared, labels: list[str]) -> JudgedStudy:
+    """What `situate judge` would write for the runs named ``labels``, with hand-set values: the
+    n-th of them scores judged nDCG@10 (n+1)/8 in [n/8, (n+2)/8] and MRR 0.5."""
+    runs = []
+    for n, name in enumerate(labels):
+        run = next(r for r in compared.study.runs if r.label == name)
+        means = {"judged_ndcg_at_5": 0.9, "judged_ndcg_at_10": (n + 1) / 8, "unjudged_at_10": 0.0, "recall_at_10": 0.5, "mrr": 0.5}  # fmt: skip
+        cis = {"judged_ndcg_at_5": (0.8, 1.0), "judged_ndcg_at_10": (n / 8, (n + 2) / 8), "unjudged_at_10": (0.0, 0.0), "recall_at_10": (0.25, 0.75), "mrr": (0.25, 0.75)}  # fmt: skip
+        runs.append(JudgedRun(run.run_id, name, run is compared.study.baseline, means, cis))
+    # judged relevant: 3 of 4 gold chunks, 1 of 4 others; observed agreement 6/8, chance 1/2
+    agree = agreement([(3, True), (2, True), (2, True), (0, True), (2, False), (1, False), (0, False), (None, False)])  # fmt: skip
+    assert agree.kappa == pytest.approx(0.5)
+    return JudgedStudy(
+        STUDY, "claude-haiku-4-5", "http://127.0.0.1:9", "0123456789abcdef", 2, 20, 37, [5, 10],
+        list(runs[0].means), runs, agree,
+    )  # fmt: skip
+
+
+def test_the_report_shows_judged_beside_gold_metrics_and_the_agreement(compared, tmp_path):
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    judged_of(compared, [compared.study.baseline.label, "context=llm, prompt=default"]).write(
+        folder
+    )
+    html_path, md_path = write_report(compared, folder, read_judged(folder))
+    md = md_path.read_text()
+    assert "## Judged relevance beside gold" in md
+    assert "| configuration | judged nDCG@10 | unjudged@10 | gold Recall@10 | gold MRR |" in md
+    assert "| context=none (baseline) | 12.5 [0.0, 25.0] | 0.0 [0.0, 0.0] | 50.0 [25.0, 75.0] | 0.500 [0.250, 0.750] |" in md  # fmt: skip
+    assert "| context=llm, prompt=default | 25.0 [12.5, 37.5] |" in md
+    assert "Not judged: context=llm, prompt=code" in md
+    agreement_text = (
+        "Agreement of claude-haiku-4-5 at http://127.0.0.1:9 with gold: 75.0% of 4 gold chunks "
+        "judged relevant (grade >= 2), 25.0% of 4 pooled chunks without gold; Cohen's kappa 0.500"
+    )
+    assert agreement_text in md
+    html = unescape(html_path.read_text())  # Cohen&#39;s
+    assert "<h2>Judged relevance beside gold</h2>" in html and agreement_text in html
+    assert '25.0<span class="ci">[12.5, 37.5]</span>' in html
+    assert "judged nDCG@5" not in html  # the largest k only: judged.md has every k
+
+
+def test_a_report_without_judgments_has_no_judged_section_and_a_bad_file_is_one_line(
+    compared, tmp_path
+):
+    html_path, md_path = write_report(compared, tmp_path / "plain", read_judged(tmp_path))
+    assert "Judged relevance" not in html_path.read_text() + md_path.read_text()
+    (tmp_path / JUDGED_FILE).write_text('{"study": "synthetic"}')
+    with pytest.raises(SituateError, match=r"judged.json: not a judged.json situate judge writes"):
+        read_judged(tmp_path)
 
 
 def test_a_missing_baseline_is_one_line_naming_study_and_baseline(store):

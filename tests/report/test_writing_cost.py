@@ -14,11 +14,12 @@ import pytest
 from omegaconf import OmegaConf
 
 from situate.cli import compose
-from situate.estimate import estimate_corpus, token_counter
+from situate.estimate import estimate_corpus
 from situate.report.collect import load_study
 from situate.report.compare import compare_study
 from situate.report.render import configuration_cost, write_report
 from situate.report.writing_cost import writing_cost
+from situate.tokens import token_counter
 
 # every call of doc_1 reported this usage; Claude 3 Haiku: $0.25 in, $0.30 write, $1.25 out per Mtok
 USAGE = {"input_uncached": 1000, "cache_write": 2000, "cache_read": 0, "output": 100}

@@ -37,7 +37,7 @@ def test_order_follows_relevance(emu):
     assert ((scores >= 0) & (scores <= 1)).all()
     assert set(np.argsort(-scores)[:2]) == {1, 2}
     assert scores[0] == scores[3] == scores[4] == 0.0
-    assert r.requests == 1 and r.search_units == 1.0
+    assert r.requests == 1 and r.billed().search_units == 1.0
     (body,) = emu.bodies("/v2/rerank")
     assert body == {
         "model": "rerank-english-v3.0",

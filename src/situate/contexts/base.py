@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Protocol
 
+from situate.billing import Billed, Unbilled
 from situate.errors import SituateError
 from situate.records import Chunk, Context, Corpus
 
@@ -13,13 +15,30 @@ INDEXES = ("dense", "sparse", "rerank")
 
 
 class Contextualizer(Protocol):
-    """Writes one ``Context`` per chunk, in chunk order."""
+    """Writes one ``Context`` per chunk, in chunk order; every field here is read by the pipeline.
+
+    ``stats`` are the last ``contextualize``'s counts and seconds (logged as run metrics);
+    ``apply_to`` and ``texts`` come from :class:`Placement`.
+    """
 
     name: str
     # the API endpoint its contexts come from ("" when none does: no context, a rule, a file)
     endpoint: str
+    apply_to: tuple[str, ...]
+    stats: Mapping[str, float]
+
+    def identity(self) -> dict:
+        """Everything that changes a context or how it joins its chunk (the model with its
+        endpoint, the prompt, the rule's options, placement), not how the calls are made."""
+        ...
 
     def contextualize(self, corpus: Corpus, chunks: list[Chunk]) -> list[Context]: ...
+
+    def texts(self, chunks: list[Chunk], contexts: list[Context], index: str) -> list[str]: ...
+
+    def billed(self) -> Billed:
+        """The LLM calls this process paid for and what the configuration's contexts cost."""
+        ...
 
 
 class Placement:
@@ -36,6 +55,8 @@ class Placement:
         replication of Anthropic's table uses ``[dense]`` for "contextual embeddings" and
         ``[dense, sparse]`` for "+ contextual BM25".
     """
+
+    name: str  # the option (each stage sets its own)
 
     def __init__(
         self,
@@ -56,6 +77,15 @@ class Placement:
         self.separator = separator
         self.apply_to = tuple(apply_to)
 
+    def identity(self) -> dict:
+        """The option's name and where its contexts go; a stage adds what changes its contexts."""
+        return {
+            "context": self.name,
+            "placement": self.placement,
+            "separator": self.separator,
+            "apply_to": list(self.apply_to),
+        }
+
     def texts(self, chunks: list[Chunk], contexts: list[Context], index: str) -> list[str]:
         """The text each chunk is indexed with in ``index`` ("dense", "sparse" or "rerank")."""
         if index not in self.apply_to:
@@ -68,3 +98,11 @@ class Placement:
         if self.placement == "after":
             return f"{chunk_text}{self.separator}{context}"
         return f"{context}{self.separator}{chunk_text}"
+
+
+class RuleContext(Placement, Unbilled):
+    """A context stage that calls no model (no context, a rule, a recorded file): no endpoint,
+    no stats, nothing billed."""
+
+    endpoint = ""
+    stats: Mapping[str, float] = MappingProxyType({})

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from situate.contexts.base import Placement
+from situate.contexts.base import RuleContext
 from situate.records import Chunk, Context, Corpus
 
 _TOKEN = re.compile(r"(?u)\b[^\W\d_][\w]{2,}\b")
@@ -91,7 +91,7 @@ def path_below_title(title: str, heading_path: tuple[str, ...]) -> tuple[str, ..
     return heading_path[1:] if same else heading_path
 
 
-class HeadingPathContext(Placement):
+class HeadingPathContext(RuleContext):
     """Title and heading path (and optionally TF-IDF terms) as the context of each chunk.
 
     Parameters
@@ -101,7 +101,6 @@ class HeadingPathContext(Placement):
     """
 
     name = "heading_path"
-    endpoint = ""
 
     def __init__(
         self,
@@ -112,6 +111,9 @@ class HeadingPathContext(Placement):
     ):
         super().__init__(placement, separator, apply_to)
         self.top_terms = top_terms
+
+    def identity(self) -> dict:
+        return {**super().identity(), "top_terms": self.top_terms}
 
     def contextualize(self, corpus: Corpus, chunks: list[Chunk]) -> list[Context]:
         terms = self._section_terms(chunks) if self.top_terms > 0 else {}

@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from situate.billing import Billed
 from situate.contexts.base import Placement
 from situate.contexts.budget import Budget, BudgetExhausted
 from situate.contexts.prompts import PromptVariant, RenderedPrompt
@@ -252,6 +253,20 @@ class LLMContext(Placement):
         """The API endpoint that writes this run's contexts ("" for a local model)."""
         return self.llm.identity().get("endpoint", "")
 
+    def identity(self) -> dict:
+        """The prompt and the model (endpoint included): concurrency, batching, ceilings and
+        the budget change how the contexts are bought, not what they say."""
+        return {**super().identity(), "prompt": self.prompt.identity(), "llm": self.llm.identity()}
+
+    def billed(self) -> Billed:
+        """This run's calls and the configuration's contexts as written, at the model's prices."""
+        return Billed(
+            model=self.llm.model,
+            calls=self.calls,
+            written=self.written,
+            cache_ttl=self.llm.cache_ttl or "5m",
+        )
+
     def plan(
         self, corpus: Corpus, chunks: list[Chunk]
     ) -> tuple[dict[str, list[int]], dict, list[RenderedPrompt], list[str]]:
@@ -329,7 +344,7 @@ class LLMContext(Placement):
             if callable(client):  # the SDK built once, here: not by the first calls, after the
                 client()  # rate ceiling admitted them (a burst that would reach the API late)
             todo_rows = set(todo)
-            ttl = getattr(self.llm, "cache_ttl", None)
+            ttl = self.llm.cache_ttl
             self.schedule = Schedule(
                 [(d, [r for r in rows if r in todo_rows]) for d, rows in by_doc.items()],
                 slots=lambda: self.limit.limit,
@@ -497,7 +512,7 @@ class LLMContext(Placement):
         if self.budget_usd is None:
             return None
         price = self.pricing.price(self.llm.model)
-        ttl = getattr(self.llm, "cache_ttl", "5m")
+        ttl = self.llm.cache_ttl or "5m"
         spent = sum(price.call_cost(s.usage, ttl=ttl, batch=s.batch).total for s in stored.values())
         charged, attempts = self.store.charges.charged(keys)
         self._earlier = {
@@ -507,7 +522,7 @@ class LLMContext(Placement):
         return Budget(self.budget_usd, price, ttl, spent + charged)
 
     def _cost(self, response: LLMResponse) -> float:
-        ttl = getattr(self.llm, "cache_ttl", "5m")
+        ttl = self.llm.cache_ttl or "5m"
         return self.budget.price.call_cost(response.usage, ttl=ttl, batch=response.batch).total
 
     # -- documents longer than the window ---------------------------------------------------

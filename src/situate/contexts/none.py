@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from situate.contexts.base import Placement
+from situate.contexts.base import RuleContext
 from situate.records import Chunk, Context, Corpus
 
 
-class NoContext(Placement):
+class NoContext(RuleContext):
     name = "none"
-    endpoint = ""
 
     def contextualize(self, corpus: Corpus, chunks: list[Chunk]) -> list[Context]:
         return [Context(c.chunk_id, "") for c in chunks]

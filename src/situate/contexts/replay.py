@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from situate.contexts.base import Placement
+from situate.contexts.base import RuleContext
 from situate.datasets.base import existing_path, read_json, read_jsonl, require_fields
 from situate.errors import SituateError
 from situate.records import Chunk, Context, Corpus, Usage
 
 
-class ReplayContext(Placement):
+class ReplayContext(RuleContext):
     """Read contexts from a JSON list or JSON Lines file of records.
 
     Parameters
@@ -35,7 +35,6 @@ class ReplayContext(Placement):
     """
 
     name = "replay"
-    endpoint = ""  # recorded contexts; who wrote them is `written_by`
 
     def __init__(
         self,
@@ -52,6 +51,15 @@ class ReplayContext(Placement):
         self.for_chunker = for_chunker
         self.allow_missing = allow_missing
         self.written_by = dict(written_by or {})
+
+    def identity(self) -> dict:
+        """The recorded file and how it is joined (``written_by`` only informs the report)."""
+        return {
+            **super().identity(),
+            "path": str(self.path.expanduser().resolve()),
+            "for_chunker": self.for_chunker,
+            "allow_missing": self.allow_missing,
+        }
 
     def contextualize(self, corpus: Corpus, chunks: list[Chunk]) -> list[Context]:
         recorded = self._read()

@@ -16,6 +16,18 @@ class DatasetLoader(Protocol):
 
     def load(self) -> Corpus: ...
 
+    def questions_to_write(self) -> Path | None:
+        """The file a user writes this data set's questions in (a folder of their own
+        documents), named when a run finds none; None where the data set ships its questions."""
+        ...
+
+
+class ShipsQuestions:
+    """A published data set: its questions come with it (none for the user to write)."""
+
+    def questions_to_write(self) -> None:
+        return None
+
 
 def existing_path(path: str | Path, what: str, fix: str) -> Path:
     """Return ``path`` as a Path, or raise a one-line error naming it and how to provide it."""

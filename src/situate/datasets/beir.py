@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from situate.datasets.base import (
+    ShipsQuestions,
     existing_path,
     question_text,
     read_jsonl,
@@ -25,7 +26,7 @@ BEIR_FIX = "point path at a BEIR dataset folder holding corpus.jsonl, queries.js
 QRELS_HEADER = ("query-id", "corpus-id", "score")
 
 
-class BeirLoader:
+class BeirLoader(ShipsQuestions):
     """Load a BEIR dataset folder into a :class:`~situate.records.Corpus`.
 
     Parameters

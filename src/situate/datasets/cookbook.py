@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from situate.datasets.base import (
+    ShipsQuestions,
     existing_path,
     question_text,
     read_json,
@@ -24,7 +25,7 @@ from situate.records import Chunk, Corpus, Document, Question, Span
 FETCH_HINT = "run `situate data fetch cookbook` or set SITUATE_DATA_DIR to the folder that holds it"
 
 
-class CookbookLoader:
+class CookbookLoader(ShipsQuestions):
     """Load the cookbook code set from ``path`` (the folder with the two JSON files).
 
     Parameters

@@ -181,6 +181,9 @@ class FolderLoader:
         root = Path(self.path).expanduser()
         return next((root / n for n in QUESTIONS_FILES if (root / n).is_file()), root / "qa.json")
 
+    def questions_to_write(self) -> Path:
+        return self.questions_file()
+
     def _qa_path(self, root: Path) -> Path | None:
         if self.qa is not None:
             return existing_path(self.qa, "questions file", "set dataset.qa=<path to qa.json>")

@@ -20,7 +20,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from situate.datasets.base import existing_path, question_text, read_json, require_fields
+from situate.datasets.base import (
+    ShipsQuestions,
+    existing_path,
+    question_text,
+    read_json,
+    require_fields,
+)
 from situate.datasets.sample import sample_questions
 from situate.errors import SituateError
 from situate.records import Chunk, Corpus, Document, Question, Span
@@ -42,7 +48,7 @@ SQUAD_EXPECTED = (
 )
 
 
-class SquadLoader:
+class SquadLoader(ShipsQuestions):
     """Load a SQuAD-format JSON file into a :class:`~situate.records.Corpus`.
 
     Parameters

@@ -7,6 +7,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
+from situate.billing import Billed
 from situate.endpoints import legacy_identity, recover_unverified
 from situate.store import BlobStore, content_hash
 
@@ -16,15 +17,29 @@ Batches = Callable[[list[str], Kind, int], Iterator[tuple[int, np.ndarray]]]
 
 
 class Embedder(Protocol):
-    """Turns texts into L2-normalised float32 vectors of shape ``(len(texts), dim)``."""
+    """Turns texts into L2-normalised float32 vectors of shape ``(len(texts), dim)``.
+
+    ``batch_size`` is how many texts one request (or forward pass) takes: the embedding cache
+    commits after each batch of that size.
+    """
 
     name: str
+    batch_size: int
 
     def identity(self) -> dict:
         """Everything that changes a vector (provider, model, dimensions, truncation...)."""
         ...
 
     def encode(self, texts: list[str], kind: Kind) -> np.ndarray: ...
+
+    def warm_up(self) -> None:
+        """Load the model (or build the client) now, before the first query is timed."""
+        ...
+
+    def billed(self) -> Billed:
+        """The tokens this instance was billed for so far (:class:`situate.billing.Unbilled`
+        for a local model)."""
+        ...
 
 
 def normalize(vectors: np.ndarray) -> np.ndarray:

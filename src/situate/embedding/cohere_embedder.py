@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from situate.billing import Billed
 from situate.embedding.base import Kind, normalize
 from situate.endpoints import base_url as resolved_base_url
 from situate.endpoints import endpoint
@@ -111,6 +112,14 @@ class CohereEmbedder:
             "input_types": dict(INPUT_TYPES),
             "endpoint": self.endpoint,
         }
+
+    def warm_up(self) -> None:
+        """Load the model (or build the client) now, before the first query is timed."""
+        self._load()
+
+    def billed(self) -> Billed:
+        """The input tokens Cohere billed this instance (``meta.billed_units.input_tokens``)."""
+        return Billed(model=self.model, tokens=self.tokens_used)
 
     def _load(self):
         if self._client is None:

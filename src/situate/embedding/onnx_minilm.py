@@ -11,12 +11,13 @@ import hashlib
 
 import numpy as np
 
+from situate.billing import Unbilled
 from situate.embedding.base import Kind, normalize
 from situate.errors import SituateError
 from situate.packaged import package_file
 
 
-class OnnxMiniLMEmbedder:
+class OnnxMiniLMEmbedder(Unbilled):
     """Mean-pooled, L2-normalised MiniLM sentence vectors from an ONNX graph.
 
     Parameters
@@ -61,6 +62,10 @@ class OnnxMiniLMEmbedder:
             "model": self.name,
             "max_seq_length": self.max_seq_length,
         }
+
+    def warm_up(self) -> None:
+        """Load the model (or build the client) now, before the first query is timed."""
+        self._load()
 
     def _load(self):
         if self._session is None:

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from situate.billing import Billed
 from situate.embedding.base import Kind, normalize
 from situate.endpoints import base_url as resolved_base_url
 from situate.endpoints import endpoint
@@ -108,6 +109,14 @@ class OpenAIEmbedder:
 
     def _api_key(self) -> str:
         return api_key(self.api_key_env, "embedder=openai")
+
+    def warm_up(self) -> None:
+        """Load the model (or build the client) now, before the first query is timed."""
+        self._load()
+
+    def billed(self) -> Billed:
+        """The tokens OpenAI billed this instance (``usage.total_tokens``)."""
+        return Billed(model=self.model, tokens=self.tokens_used)
 
     def _load(self):
         if self._client is None:

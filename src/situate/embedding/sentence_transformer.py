@@ -12,12 +12,13 @@ from pathlib import Path
 
 import numpy as np
 
+from situate.billing import Unbilled
 from situate.embedding.base import Kind, normalize
 from situate.errors import SituateError
 from situate.packaged import package_file
 
 
-class SentenceTransformerEmbedder:
+class SentenceTransformerEmbedder(Unbilled):
     """Encode with ``sentence_transformers.SentenceTransformer`` on the CPU.
 
     Parameters
@@ -81,6 +82,10 @@ class SentenceTransformerEmbedder:
         return package_file(
             self.package, "model", "embedder", "or set embedder.path to a model folder"
         )
+
+    def warm_up(self) -> None:
+        """Load the model (or build the client) now, before the first query is timed."""
+        self._load()
 
     def _load(self):
         if self._model is None:

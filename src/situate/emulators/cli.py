@@ -14,6 +14,8 @@ import argparse
 import signal
 import sys
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from situate.emulators.server import (
     ALL_FAULT_KINDS,
@@ -22,43 +24,64 @@ from situate.emulators.server import (
     check_loopback,
 )
 
-PROVIDERS = ("anthropic", "openai", "cohere")
 DEFAULT_FAULTS = "429_retry_after,529,500,reset"  # 529 is Anthropic's "overloaded" only
-KEYS = {
-    "anthropic": ("ANTHROPIC_API_KEY", "sk-ant-emulator"),
-    "openai": ("OPENAI_API_KEY", "sk-emulator"),
-    "cohere": ("CO_API_KEY", "co-emulator"),
-}
 
 
-def build(provider: str, faults: Faults, ttft: float, host: str, port: int) -> EmulatorServer:
-    """The emulator of ``provider``, not started yet."""
-    key = KEYS[provider][1]
-    if provider == "anthropic":
-        from situate.emulators.anthropic_api import AnthropicEmulator
+def _anthropic(key: str, faults: Faults, ttft: float, host: str, port: int) -> EmulatorServer:
+    from situate.emulators.anthropic_api import AnthropicEmulator
 
-        return AnthropicEmulator(api_key=key, faults=faults, ttft=ttft, host=host, port=port)
-    if provider == "openai":
-        from situate.emulators.openai_chat import OpenAIChatEmulator
+    return AnthropicEmulator(api_key=key, faults=faults, ttft=ttft, host=host, port=port)
 
-        return OpenAIChatEmulator(api_key=key, faults=faults, ttft=ttft, host=host, port=port)
+
+def _openai(key: str, faults: Faults, ttft: float, host: str, port: int) -> EmulatorServer:
+    from situate.emulators.openai_chat import OpenAIChatEmulator
+
+    return OpenAIChatEmulator(api_key=key, faults=faults, ttft=ttft, host=host, port=port)
+
+
+def _cohere(key: str, faults: Faults, ttft: float, host: str, port: int) -> EmulatorServer:
     from situate.emulators.cohere_api import CohereEmulator
 
-    server = CohereEmulator(api_key=key, faults=faults)
+    server = CohereEmulator(api_key=key, faults=faults)  # no streaming: no time to first token
     server.host, server.port = host, port
     return server
 
 
+@dataclass(frozen=True)
+class Emulated:
+    """A provider ``situate emulate`` serves: its key variable and the key the emulator takes,
+    the overrides that point situate's options at it (``{url}``: where it listens), and how
+    to build it."""
+
+    key_env: str
+    key: str
+    overrides: str
+    build: Callable[[str, Faults, float, str, int], EmulatorServer]
+
+
+# one row per provider: a new vendor's emulator is one more row
+EMULATED = {
+    "anthropic": Emulated("ANTHROPIC_API_KEY", "sk-ant-emulator", "llm.base_url={url}", _anthropic),
+    "openai": Emulated(
+        "OPENAI_API_KEY", "sk-emulator", "llm.base_url={url}/v1 embedder.base_url={url}/v1", _openai
+    ),
+    "cohere": Emulated(
+        "CO_API_KEY", "co-emulator", "embedder.base_url={url} reranker.base_url={url}", _cohere
+    ),
+}
+PROVIDERS = tuple(EMULATED)
+
+
+def build(provider: str, faults: Faults, ttft: float, host: str, port: int) -> EmulatorServer:
+    """The emulator of ``provider``, not started yet."""
+    emulated = EMULATED[provider]
+    return emulated.build(emulated.key, faults, ttft, host, port)
+
+
 def usage_line(provider: str, url: str) -> str:
     """The override to pass to ``situate run`` and the key to export."""
-    env, key = KEYS[provider]
-    if provider == "anthropic":
-        override = f"llm.base_url={url}"
-    elif provider == "openai":
-        override = f"llm.base_url={url}/v1 embedder.base_url={url}/v1"
-    else:
-        override = f"embedder.base_url={url} reranker.base_url={url}"
-    return f"{override}  export {env}={key}"
+    emulated = EMULATED[provider]
+    return f"{emulated.overrides.format(url=url)}  export {emulated.key_env}={emulated.key}"
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

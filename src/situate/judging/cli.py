@@ -154,17 +154,45 @@ def _by_hand(j: Judging, qrels: dict, path: str) -> dict[tuple[str, str], int]:
     return out
 
 
+# the models `situate estimate --judge` prices beside the judge's own (conf/llm options)
+PRICED_BESIDE = "claude_haiku_4_5,claude_haiku_5_5"
+
+
 def estimate_main(args: list[str]) -> int:
-    """``situate estimate [overrides] --judge``: what judging the study will cost."""
+    """``situate estimate [overrides] --judge``: what judging the study will cost with the
+    judge's model and with each of ``--llms`` (the same pairs, counted and priced per model)."""
     parser = _parser("situate estimate --judge", "Price judging a study before spending.")
     parser.add_argument("--counter", default="auto", help="auto, provider, local or chars4")
+    parser.add_argument(
+        "--llms", default=PRICED_BESIDE,
+        help=f"conf/llm options priced beside the judge's own model, comma-separated (default "
+        f"{PRICED_BESIDE}; '' for none)",
+    )  # fmt: skip
     ns = parser.parse_intermixed_args(args)
+    from dataclasses import replace
+
     from situate.judging.report import estimate_lines
 
     j = prepare(ns.overrides, ns.all_runs)
+    judges = [j.judge]
+    for option in filter(None, (o.strip() for o in ns.llms.split(","))):
+        judge = judge_with(ns.overrides, option)
+        if judge.llm.model not in {x.llm.model for x in judges}:
+            judges.append(judge)
     from situate.console import console
 
     out = console()
-    for line in estimate_lines(j, ns.counter):
-        out.print(line, highlight=False, markup=False)
+    for judge in judges:
+        for line in estimate_lines(replace(j, judge=judge), ns.counter):
+            out.print(line, highlight=False, markup=False)
     return 0
+
+
+def judge_with(overrides: list[str], option: str) -> Judge:
+    """The judge of ``overrides`` with ``llm=option`` instead of their model (its other
+    overrides, ``llm.base_url`` included, kept)."""
+    from situate.app import instantiate_stage
+    from situate.cli import compose
+
+    kept = [o for o in overrides if o.partition("=")[0].lstrip("+~") != "llm"]
+    return instantiate_stage(compose([*kept, f"llm={option}"]), "judge")

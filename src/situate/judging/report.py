@@ -13,6 +13,7 @@ from situate.evaluation.judged import judged_names, judged_scores
 from situate.evaluation.trec import write_qrels
 from situate.judging.agreement import Agreement, agreement
 from situate.judging.prompt import render
+from situate.judging.summary import JudgedRun, JudgedStudy, agreement_line
 from situate.records import Usage
 
 GOLD = ("pass", "recall", "precision")
@@ -83,8 +84,28 @@ def score_and_write(j, grades, run, n_by_hand: int, out: Path, permutations: int
     _log_to_runs(j, grades, sc, metrics)
     md = out / "judged.md"
     md.write_text(_markdown(j, sc, metrics, agree, run, n_by_hand), encoding="utf-8")
+    judged_study(j, sc, metrics, agree).write(out)  # for `situate report`
     _print(j, sc, agree, run, md)
     return sc, agree
+
+
+def judged_study(j, sc, metrics: list[str], agree: Agreement | None) -> JudgedStudy:
+    """What ``situate report`` shows of this judging: every scored run's means and intervals."""
+    runs = [
+        JudgedRun(
+            s.run.run_id,
+            s.run.label,
+            s.is_baseline,
+            {m: s.means[m] for m in metrics},
+            {m: tuple(s.cis[m]) for m in metrics},
+        )  # fmt: skip
+        for s in sc.summaries
+    ]
+    judge = j.judge
+    return JudgedStudy(
+        j.study.name, judge.llm.model, judge.endpoint, judge.prompt_hash, judge.relevant_from,
+        judge.depth, len(j.pool.pairs), list(j.study.ks), metrics, runs, agree,
+    )  # fmt: skip
 
 
 def sample_agreement(j, grades) -> Agreement | None:
@@ -117,15 +138,7 @@ def print_agreement(j, grades, run) -> None:
 
 
 def _agreement_line(j, agree: Agreement) -> str:
-    return (
-        f"agreement of {j.judge.llm.model}"
-        + (f" at {j.judge.endpoint}" if j.judge.endpoint else "")
-        + " with gold: "
-        f"{_pct(agree.gold_judged_relevant)}% of "
-        f"{agree.n_gold} gold chunks judged relevant (grade >= {j.judge.relevant_from}), "
-        f"{_pct(agree.other_judged_relevant)}% of {agree.n_other} pooled chunks without gold; "
-        f"Cohen's kappa {agree.kappa:.3f}"
-    )
+    return agreement_line(j.judge.llm.model, j.judge.endpoint, j.judge.relevant_from, agree)
 
 
 def _qrels(pairs, grades) -> dict[str, dict[str, int]]:
@@ -284,8 +297,8 @@ def estimate_lines(j, counter: str = "auto") -> list[str]:
     """Pairs, tokens and USD of judging ``j``'s pool, with the arithmetic; spends nothing."""
     from fractions import Fraction
 
-    from situate.estimate import token_counter
     from situate.pricing import exact
+    from situate.tokens import token_counter
 
     judge = j.judge
     pairs = list({judge.key(p): p for p in j.pool.all_pairs()}.items())

@@ -51,7 +51,10 @@ class LLMProvider(Protocol):
     """Writes a context for one chunk and reports the tokens the call used."""
 
     name: str  # the provider: "anthropic", "openai", "local"
-    model: str
+    model: str  # also its price-book id (conf/pricing/)
+    # lifetime of a prompt cache entry the caller chooses ("5m", "1h"; a key of TTL_SECONDS),
+    # None where the provider's cache has none to choose (cache writes then priced at "5m")
+    cache_ttl: str | None
 
     def identity(self) -> dict:
         """Provider, model and every generation parameter that changes the answer (no secrets)."""

@@ -111,6 +111,7 @@ class LocalLlamaProvider:
         if sentences < 1:
             raise SituateError(f"llm.sentences={sentences} must be >= 1")
         self.model = model
+        self.cache_ttl = None  # the provider's prompt cache has no lifetime to choose
         self.package = package
         self.model_file = model_file
         self.path = path

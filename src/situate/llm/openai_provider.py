@@ -58,6 +58,7 @@ class OpenAIChatProvider:
         timeout: float = 120.0,
     ):
         self.model = model
+        self.cache_ttl = None  # the provider's prompt cache has no lifetime to choose
         self.temperature = temperature
         self.min_cacheable_tokens = min_cacheable_tokens
         self.context_window = context_window

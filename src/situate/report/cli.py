@@ -13,7 +13,8 @@ def main(args: list[str]) -> int:
         prog="situate report",
         description=(
             "Compare a study's runs (MLflow experiment `study`) with its baseline (config key "
-            "`baseline`) and write outputs/reports/<study>/index.html and report.md."
+            "`baseline`) and write outputs/reports/<study>/index.html and report.md (with the "
+            "judged metrics of `situate judge` when it wrote judged.json there)."
         ),
     )
     parser.add_argument(
@@ -43,6 +44,7 @@ def main(args: list[str]) -> int:
     from omegaconf import OmegaConf
 
     from situate.cli import compose
+    from situate.judging.summary import read_judged
     from situate.report.compare import compare_study
     from situate.report.render import write_report
 
@@ -51,7 +53,7 @@ def main(args: list[str]) -> int:
     headline = OmegaConf.select(cfg, "report.headline")
     sc = compare_study(data, permutations=ns.permutations, seed=ns.seed, headline=headline)
     out = Path(ns.out) if ns.out else Path(str(cfg.output_dir)) / "reports" / data.name
-    html, md = write_report(sc, out)
+    html, md = write_report(sc, out, read_judged(out))  # judged.json: `situate judge` wrote it
     _summary(sc, html, md)
     return 0
 
@@ -79,8 +81,10 @@ def tracking_uri(cfg, study: str) -> str:
         raise SituateError(f"study {study}: tracking is off; reports read MLflow (tracking=mlflow)")
     from hydra.utils import instantiate
 
-    tracker = instantiate(cfg.tracking)
-    uri = getattr(tracker, "uri", None)
+    from situate.tracking.base import Tracker
+
+    tracker: Tracker = instantiate(cfg.tracking)
+    uri = tracker.uri
     if not uri:
         raise SituateError(
             f"study {study}: tracking {cfg.tracking.get('_target_')} has no MLflow URI"

@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from situate.costs import CONFIG, CONFIG_CONTEXT_COST, CONFIG_TOTAL_COST, RUN, USAGE_FIELDS
+from situate.judging.report import label
+from situate.judging.summary import JudgedStudy, agreement_line
 from situate.pricing import usd
 from situate.report.collect import RunData, spec_text
 from situate.report.compare import (
@@ -64,11 +66,14 @@ BASELINE_COLOR = "#8c8c8c"
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")  # fmt: skip
 
 
-def write_report(sc: StudyComparison, out_dir: str | Path) -> tuple[Path, Path]:
-    """Render ``index.html`` and ``report.md`` into ``out_dir``; return their paths."""
+def write_report(
+    sc: StudyComparison, out_dir: str | Path, judged: JudgedStudy | None = None
+) -> tuple[Path, Path]:
+    """Render ``index.html`` and ``report.md`` into ``out_dir`` (with the judged metrics of
+    ``judged``, what ``situate judge`` wrote for the study); return their paths."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    ctx = build_context(sc)
+    ctx = build_context(sc, judged)
     html = out / "index.html"
     html.write_text(render_html(ctx), encoding="utf-8")
     md = out / "report.md"
@@ -111,7 +116,7 @@ def _fmt_date(ms: int | None) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def build_context(sc: StudyComparison) -> dict:
+def build_context(sc: StudyComparison, judged: JudgedStudy | None = None) -> dict:
     """Everything both renderings show, as plain values."""
     study = sc.study
     metrics = sc.metrics
@@ -226,6 +231,56 @@ def build_context(sc: StudyComparison) -> dict:
             "prompt": prompt_chart(sc),
         },
         "prompt_note": _prompt_note(sc),
+        "judged": _judged_table(sc, judged),
+    }
+
+
+def _judged_table(sc: StudyComparison, judged: JudgedStudy | None) -> dict | None:
+    """The judged metrics at the largest k beside the gold ones, per run the judge scored, with
+    their 95% intervals and the judge's agreement with gold; None when the study was not judged."""
+    if judged is None:
+        return None
+    k = max(judged.ks)
+    shown = [m for m in judged.metrics if m.endswith(f"_at_{k}") or "_at_" not in m]
+    rows, unjudged = [], []
+    for run in sc.study.runs:
+        if sc.summary_of(run) is None:
+            continue
+        found = judged.run(run.run_id)
+        if found is None:
+            unjudged.append(run.label)
+            continue
+        cells = [
+            {
+                "value": _value(m, found.means[m]),
+                "ci": f"[{_value(m, found.cis[m][0])}, {_value(m, found.cis[m][1])}]",
+            }
+            for m in shown
+        ]
+        rows.append({"label": run.label, "baseline": run is sc.study.baseline, "cells": cells})
+    where = f" at {judged.endpoint}" if judged.endpoint else ""
+    note = (
+        f"Judged by {judged.model}{where} (prompt {judged.prompt_hash[:12]}): the top "
+        f"{judged.depth} chunks of every run per question, {judged.pairs:,} distinct "
+        f"(question, chunk) pairs graded 0-3, relevant = grade >= {judged.relevant_from}. "
+        f"Mean over questions at k = {k} (%; MRR as a fraction) with its 95% bootstrap interval; "
+        f"judged.md has every k and the paired comparisons."
+    )
+    if unjudged:
+        note += (
+            f" Not judged: {', '.join(unjudged)} (run after `situate judge`: rerun it, with "
+            "--all-runs for runs outside the latest sweep)."
+        )
+    agree = (
+        agreement_line(judged.model, judged.endpoint, judged.relevant_from, judged.agreement)
+        if judged.agreement
+        else "The study has no gold: the judge's agreement with gold cannot be measured."
+    )
+    return {
+        "header": [label(m) for m in shown],
+        "rows": rows,
+        "note": note,
+        "agreement": agree[0].upper() + agree[1:],
     }
 
 
@@ -679,6 +734,15 @@ def render_markdown(sc: StudyComparison, ctx: dict | None = None) -> str:
         ),
         "",
     ]  # fmt: skip
+    if ctx["judged"]:
+        jt = ctx["judged"]
+        out += ["## Judged relevance beside gold", "", jt["note"], ""]
+        judged_rows = [
+            [f"{r['label']} (baseline)" if r["baseline"] else r["label"],
+             *[f"{c['value']} {c['ci']}" for c in r["cells"]]]
+            for r in jt["rows"]
+        ]  # fmt: skip
+        out += [_md_table(["configuration", *jt["header"]], judged_rows), "", jt["agreement"], ""]
     if ctx["usage"]:
         u = ctx["usage"]
         out += ["## Tokens and cost", "", u["note"], ""]

@@ -40,9 +40,10 @@ def writing_cost(run_config: DictConfig) -> WritingCost | None:
     from hydra.utils import instantiate
 
     from situate.cli import compose
-    from situate.estimate import estimate_corpus, token_counter
+    from situate.estimate import estimate_corpus
     from situate.pricing import load_price_book
     from situate.records import Usage
+    from situate.tokens import token_counter
 
     writer = compose([f"llm={written_by['llm']}", f"prompt={written_by['prompt']}"])
     price = load_price_book(run_config).price(str(writer.llm.model))

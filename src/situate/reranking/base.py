@@ -6,6 +6,7 @@ from typing import Protocol
 
 import numpy as np
 
+from situate.billing import Billed
 from situate.endpoints import legacy_identity, recover_unverified
 from situate.rankings import Rankings, sort_desc
 from situate.store import BlobStore, content_hash
@@ -25,6 +26,15 @@ class Reranker(Protocol):
         ...
 
     def score(self, query: str, texts: list[str]) -> np.ndarray: ...
+
+    def warm_up(self) -> None:
+        """Load the model (or build the client) now, before the first query is timed."""
+        ...
+
+    def billed(self) -> Billed:
+        """The searches this instance was billed for so far (:class:`situate.billing.Unbilled`
+        for a local model or none)."""
+        ...
 
 
 class CachedReranker:

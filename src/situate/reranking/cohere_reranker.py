@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from situate.billing import Billed
 from situate.embedding.cohere_embedder import (
     _describe,
     _unreachable,
@@ -95,6 +96,14 @@ class CohereReranker:
             "top_n": self.top_n,
             "endpoint": self.endpoint,
         }
+
+    def warm_up(self) -> None:
+        """Load the model (or build the client) now, before the first query is timed."""
+        self._load()
+
+    def billed(self) -> Billed:
+        """The searches Cohere billed this instance (``meta.billed_units.search_units``)."""
+        return Billed(model=self.model, search_units=self.search_units)
 
     def _load(self):
         if self._client is None:

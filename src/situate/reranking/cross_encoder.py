@@ -13,10 +13,11 @@ from pathlib import Path
 
 import numpy as np
 
+from situate.billing import Unbilled
 from situate.errors import SituateError
 
 
-class CrossEncoderReranker:
+class CrossEncoderReranker(Unbilled):
     """Score (query, text) pairs jointly with a cross-encoder.
 
     Parameters
@@ -87,6 +88,10 @@ class CrossEncoderReranker:
                 f"`hf download {self.model} --local-dir /folder`) and set "
                 "reranker.path=/folder, or use reranker=none"
             ) from None
+
+    def warm_up(self) -> None:
+        """Load the model (or build the client) now, before the first query is timed."""
+        self._load()
 
     def _load(self):
         if self._model is None:

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from situate.billing import Unbilled
 
-class NoReranker:
+
+class NoReranker(Unbilled):
     name = "none"
     pool = 0  # rescores nothing
+
+    def warm_up(self) -> None:
+        pass  # no model
 
     def identity(self) -> dict:
         return {"reranker": "none"}

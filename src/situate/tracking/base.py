@@ -10,18 +10,29 @@ from typing import Any, Protocol
 
 
 class Tracker(Protocol):
+    """Where runs are recorded (``conf/tracking/``); every field here is read by ``app.run_job``,
+    the sweep callback (``tracking/summary.py``) or the report."""
+
+    # the MLflow tracking URI runs are stored at (None when nothing is tracked)
+    uri: str | None
+
     def check(self) -> None:
         """Fail in one line, within seconds, when the store cannot be reached (before any work)."""
         ...
 
-    def prepare(self) -> None:
-        """Create the store (before parallel jobs start)."""
+    def prepare(self) -> str | None:
+        """Create the store (before parallel jobs start); return its experiment's id."""
         ...
 
     def run(
-        self, name: str, params: Mapping[str, Any], tags: Mapping[str, str]
+        self,
+        name: str,
+        params: Mapping[str, Any],
+        tags: Mapping[str, str],
+        parent_run_id: str | None = None,
     ) -> contextlib.AbstractContextManager[str | None]:
-        """A context that opens a run (yielding its id) and always closes it, FAILED on error."""
+        """A context that opens a run (yielding its id), a child of ``parent_run_id`` in a sweep,
+        and always closes it, FAILED on error."""
         ...
 
     def log_metrics(self, metrics: Mapping[str, float]) -> None: ...

@@ -8,6 +8,8 @@ from typing import Any
 
 
 class NoTracker:
+    uri = None
+
     def check(self) -> None:
         pass
 

@@ -14,7 +14,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from situate.tracking.base import run_name, without_credentials
+from situate.tracking.base import Tracker, run_name, without_credentials
 
 RESULT_FILE = "result.json"
 PARENT_FILE = "parent_run_id"  # in the sweep folder: the MLflow run the sweep's jobs nest under
@@ -94,13 +94,13 @@ def interrupted() -> None:
         close_parent(config, files, "", interrupted=True)
 
 
-def _tracker(config: DictConfig):
+def _tracker(config: DictConfig) -> Tracker | None:
     from hydra.utils import instantiate
 
     return None if config.get("tracking") is None else instantiate(config.tracking)
 
 
-def _prepare_tracking(config: DictConfig):
+def _prepare_tracking(config: DictConfig) -> Tracker | None:
     """Create the MLflow store before any job starts (parallel jobs would race to migrate it)."""
     tracker = _tracker(config)
     if tracker is not None:
@@ -120,7 +120,8 @@ def next_steps(config: DictConfig, folder: Path) -> list[tuple[str, str]]:
             f"{folder} (result.json, per_question.csv, config.yaml and app.log of each job)",
         )
     ]
-    uri = getattr(_tracker(config), "uri", None)
+    tracker = _tracker(config)
+    uri = tracker.uri if tracker is not None else None
     if uri and uri == f"sqlite:///{DEFAULT_DB.resolve()}":
         steps.append(("MLflow", "make mlflow-ui, then open http://127.0.0.1:5000"))
     elif uri and uri.startswith("sqlite:///"):
