@@ -101,9 +101,10 @@ class LocalLlamaProvider:
         Sampling seed (matters only with ``temperature`` > 0).
     max_tokens : int or None
         Output tokens per answer; None takes the request's ``max_tokens``.
-    sentences : int
+    sentences : int or None
         The answer keeps at most this many sentences, counting the complete sentences of the
-        request's ``answer_prefix``; at least one generated sentence is kept. Generation also
+        request's ``answer_prefix``; at least one generated sentence is kept. None keeps all of
+        it (an answer that is not prose: the question generator's one-line JSON). Generation also
         stops at a newline or the end-of-turn token.
     """
 
@@ -123,13 +124,13 @@ class LocalLlamaProvider:
         temperature: float = 0.0,
         seed: int = 0,
         max_tokens: int | None = None,
-        sentences: int = 2,
+        sentences: int | None = 2,
     ) -> None:
         if n_ctx < 256:
             raise SituateError(f"llm.n_ctx={n_ctx} is too small for a prompt; use 256 or more")
         if threads < 1:
             raise SituateError(f"llm.threads={threads} must be >= 1")
-        if sentences < 1:
+        if sentences is not None and sentences < 1:
             raise SituateError(f"llm.sentences={sentences} must be >= 1")
         if parts and not (sha256 and assemble_dir):
             raise SituateError(
@@ -437,6 +438,8 @@ class LocalLlamaProvider:
 
     def _trim(self, generated: str, answer_prefix: str) -> str:
         """``generated`` cut after the sentence that brings the answer to ``sentences``."""
+        if self.sentences is None:
+            return generated
         keep = max(1, self.sentences - len(_SENTENCE_END.findall(answer_prefix.rstrip() + " ")))
         ends = list(_SENTENCE_END.finditer(generated))
         return generated[: ends[keep - 1].end()] if len(ends) >= keep else generated
