@@ -197,7 +197,8 @@ def run_job(cfg: DictConfig) -> dict:
     if not uses_llm:
         for g in LLM_GROUPS:
             resolved.pop(g, None)
-    resolved.pop("judge", None)  # `situate judge`'s settings: not part of a run
+    for verb_only in ("judge", "questions", "question_generator"):  # other verbs' settings
+        resolved.pop(verb_only, None)
     params = flatten(resolved)
     tags = {
         **{g: str(v) for g, v in choices.items() if v is not None},  # no `arm: None`

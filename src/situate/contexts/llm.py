@@ -41,18 +41,15 @@ from pathlib import Path
 import numpy as np
 
 from situate.contexts.base import Placement
-from situate.contexts.budget import Budget, BudgetExhausted, estimated_tokens
+from situate.contexts.budget import Budget, BudgetExhausted
 from situate.contexts.prompts import PromptVariant, RenderedPrompt
 from situate.contexts.schedule import CacheWindowMissed, Schedule
 from situate.endpoints import legacy_identity, recover_unverified
 from situate.errors import SituateError
 from situate.llm.base import TTL_SECONDS, LLMCallFailed, LLMProvider, LLMRequest, LLMResponse
+from situate.llm.paid_calls import CallGate, request_tokens
 from situate.llm.ratelimit import (
-    AMBIGUOUS,
-    FAILED,
-    OK,
     RATE_GUARD_SECONDS,
-    RATE_LIMITED,
     AIMDLimit,
     RateCeiling,
 )
@@ -302,7 +299,7 @@ class LLMContext(Placement):
         self.calls, self.failures, self.stats = [], [], {}  # this run's, not a previous run's
         self.written = []
         self.schedule = None
-        self._gates: list[_CallGate] = []
+        self._gates: list[CallGate] = []
         self._windows: list[float] = []
         self._earlier: dict[str, float] = {}
         by_doc, windows, rendered, keys = self.plan(corpus, chunks)
@@ -394,11 +391,7 @@ class LLMContext(Placement):
             r.document, r.prompt, self.prompt.max_tokens, answer_prefix=r.answer_prefix
         )
 
-    @staticmethod
-    def _tokens(request: LLMRequest) -> int:
-        """Tokens one attempt counts against ``tpm``: estimated input plus ``max_tokens``."""
-        text = request.document + request.prompt + request.answer_prefix
-        return estimated_tokens(text) + request.max_tokens
+    _tokens = staticmethod(request_tokens)
 
     def _call(
         self, doc_id, row, chunks, rendered, keys, stored, advance, started, deadline
@@ -411,7 +404,10 @@ class LLMContext(Placement):
         if self.budget and not self.budget.reserve(estimate, wait=True):
             advance(1)  # not sent: it would break the budget
             return False
-        gate = _CallGate(self, keys[row], self._tokens(request), estimate, deadline)
+        gate = CallGate(
+            self.limit, self.ceiling, self.budget, self.store.charges, keys[row],
+            self._tokens(request), estimate, deadline, self.rate_clock,
+        )  # fmt: skip
         with self._lock:
             self._gates.append(gate)
         try:
@@ -572,67 +568,6 @@ class LLMContext(Placement):
             out["budget_ambiguous_usd"] = self.budget.ambiguous
             out.update(self._earlier)
         return out
-
-
-class _CallGate:
-    """What each attempt of one call passes (see :mod:`situate.llm.retry`): the rate ceiling,
-    the AIMD limit and, with a budget, a new reservation after an ambiguous attempt and a charge
-    row in the store while the attempt may be billed without its answer kept."""
-
-    def __init__(
-        self, ctx: LLMContext, key: str, tokens: int, estimate: float, deadline: float | None = None
-    ):
-        self.limit, self.ceiling, self.budget = ctx.limit, ctx.ceiling, ctx.budget
-        self.clock, self.deadline = ctx.rate_clock, deadline
-        self.store, self.key = ctx.store, key
-        self.tokens, self.estimate = tokens, estimate
-        self.reserved = ctx.budget is not None  # the budget holds this call's reservation
-        self.charge: str | None = None  # the store row of the attempt in flight
-        self.epoch = 0
-        self.rate_limited = 0
-        self.ambiguous = 0
-
-    def before(self) -> None:
-        if self.budget is not None and not self.reserved:
-            if not self.budget.reserve(self.estimate):
-                raise BudgetExhausted
-            self.reserved = True
-        if not self.ceiling.acquire(self.tokens, until=self.deadline):
-            raise CacheWindowMissed  # the document's cache may be gone by the time it fits
-        self.epoch = self.limit.acquire()
-        if self.deadline is not None and self.clock() > self.deadline:
-            self.limit.release(self.epoch, FAILED)  # not sent
-            raise CacheWindowMissed
-        if self.budget is not None:  # counted by later runs unless this run clears it
-            self.charge = self.store.charges.charge(self.key, self.estimate)
-
-    def after(self, outcome: str) -> None:
-        self.limit.release(self.epoch, outcome)
-        if outcome == RATE_LIMITED:
-            self.rate_limited += 1
-        if outcome == AMBIGUOUS:
-            self.ambiguous += 1
-            if self.budget is not None:
-                self.budget.charge_ambiguous(self.estimate)  # may have been billed: row stays
-                self.reserved = False
-                self.charge = None
-        elif outcome != OK:
-            self._clear()  # an HTTP error: not billed
-
-    def committed(self) -> None:
-        """The answer is stored: its own cost counts from now on, not the attempt's estimate."""
-        self._clear()
-
-    def _clear(self) -> None:
-        if self.charge is not None:
-            self.store.charges.delete_many([self.charge])
-            self.charge = None
-
-    def release_reservation(self) -> None:
-        """The call ended without an answer: hand back the reservation it still holds."""
-        if self.budget is not None and self.reserved:
-            self.budget.release(self.estimate)
-            self.reserved = False
 
 
 def throughput(responses: list[LLMResponse]) -> dict[str, float]:

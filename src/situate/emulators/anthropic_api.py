@@ -55,7 +55,9 @@ line of the first cached block (its ``<document>`` content when tagged) and the 
 distinctive words of the chunk (the last tagged block of the last user message, ``<chunk>`` or
 ``<excerpt>``, else that message's text), cut at ``max_tokens`` (``stop_reason: "max_tokens"``)
 or at a ``stop_sequences`` entry. A judge prompt (``<question>`` and ``<passage>`` blocks) is
-answered with a grade 0-3 from word overlap (:func:`~situate.emulators.textmodel.grading_answer`).
+answered with a grade 0-3 from word overlap (:func:`~situate.emulators.textmodel.grading_answer`),
+a question generator's prompt (a ``<passage>`` and a JSON ``quote`` asked for) with its JSON
+object (:func:`~situate.emulators.textmodel.question_answer`).
 A final assistant message is a prefill: the answer continues it
 and excludes it, as the real API does (a prefill may not end in whitespace; models from Claude
 4.6 on refuse prefills: :data:`NO_PREFILL_MODELS`). ``max_tokens: 0`` only warms the cache.
@@ -109,6 +111,7 @@ from situate.emulators.server import EmulatorServer, Faults, Request, Response, 
 from situate.emulators.textmodel import (
     approx_tokens,
     grading_answer,
+    question_answer,
     situating_answer,
     truncate_tokens,
 )
@@ -708,6 +711,8 @@ class AnthropicEmulator(EmulatorServer):
 
     def _message(self, prompt: Prompt, usage: CacheUsage, tier: str) -> dict:
         text = grading_answer(prompt.request)  # a judge prompt: the grade
+        if text is None:  # a question generator's prompt: its JSON
+            text = question_answer(prompt.document, prompt.request)
         if text is None:
             text = situating_answer(prompt.document, prompt.request, prompt.prefill)
         stop_reason, stop_sequence = "end_turn", None

@@ -48,7 +48,12 @@ from dataclasses import dataclass
 
 from situate.emulators.openai_api import EMBEDDING_MODELS, OpenAIEmulator
 from situate.emulators.server import Faults, Request, Response, check_loopback, json_response
-from situate.emulators.textmodel import approx_tokens, situating_answer, truncate_tokens
+from situate.emulators.textmodel import (
+    approx_tokens,
+    question_answer,
+    situating_answer,
+    truncate_tokens,
+)
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 MIN_CACHED_TOKENS = 1024
@@ -275,7 +280,7 @@ class OpenAIChatEmulator(OpenAIEmulator):
         self.cache.publish(written)
 
         users = [t for role, t in texts if role == "user"] or [texts[-1][1]]
-        text = situating_answer(users[0], users[-1])
+        text = question_answer(users[0], users[-1]) or situating_answer(users[0], users[-1])
         finish = "stop"
         for s in stops:
             at = text.find(s)

@@ -10,6 +10,7 @@ with cl100k/o200k; code and non-English text take more real tokens than this cou
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 from collections import Counter
@@ -208,3 +209,83 @@ def grading_answer(request: str) -> str | None:
     asked = content_words(question)
     share = len(asked & content_words(passage)) / len(asked) if asked else 0.0
     return str(sum(share >= cut for cut in (0.25, 0.5, 0.75)))
+
+
+# -- a stand-in for an LLM that writes evaluation questions ----------------------------------
+
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
+_ASKED_LANGUAGE = re.compile(r"Write the question and the answer in ([A-Za-z]+)\.")
+_SPANISH = frozenset(
+    [
+        "las",
+        "los",
+        "del",
+        "que",
+        "por",
+        "para",
+        "con",
+        "una",
+        "uno",
+        "unos",
+        "unas",
+        "como",
+        "más",
+        "pero",
+        "sus",
+        "este",
+        "esta",
+        "estos",
+        "estas",
+        "son",
+        "ser",
+        "fue",
+        "han",
+        "hay",
+        "entre",
+        "sobre",
+        "sin",
+    ]
+)  # function words a question's terms leave out (the stopwords above are English)
+_TITLE_LINE = re.compile(r"^Document title: (.+)$", re.M)
+_QUESTION_FORMS = {
+    # (with a document name, without one); {terms} and {title} filled in
+    "Spanish": ("¿Qué dice {title} sobre {terms}?", "¿Qué se indica sobre {terms}?", " y "),
+    "English": ("What does {title} say about {terms}?", "What is stated about {terms}?", " and "),
+}
+
+
+def question_answer(document: str, request: str) -> str | None:
+    """A question-writing answer for a request holding a ``<passage>`` block and asking for a
+    JSON ``quote`` (a question generator prompt, see :mod:`situate.questions.prompts`), else None.
+
+    The reply is the JSON object a real model writes: the quote is the passage's sentence holding
+    its most distinctive word (within the document), copied verbatim except for one deterministic
+    slip in one passage of four (its first letter's case swapped), which the quote finder's
+    ``normalized`` rule undoes; the question names the quote's distinctive words and, when the
+    document is the cached prefix (``context_dependent``), the document's title; the answer is
+    the quote's first words. Spanish when the prompt asks for Spanish, else English.
+    """
+    passage = tagged(request, "passage")
+    if passage is None or '"quote"' not in request or tagged(request, "question") is not None:
+        return None
+    whole = tagged(document, "document")
+    sentences = [s.strip() for s in _SENTENCE.findall(passage) if len(s.split()) >= 3]
+    sentences = sentences or [passage.strip()]
+    top = distinctive_terms(passage, whole or passage, k=1)
+    quote = next((s for s in sentences if top and top[0] in words(s)), sentences[0])
+    quote = " ".join(quote.split(" ")[:40]) if len(quote.split()) > 40 else quote
+    asked = _ASKED_LANGUAGE.search(request)
+    language = asked.group(1) if asked and asked.group(1) in _QUESTION_FORMS else "English"
+    with_title, plain, conjunction = _QUESTION_FORMS[language]
+    terms = [t for t in distinctive_terms(quote, whole or passage, k=6) if t not in _SPANISH][:3]
+    named = terms[0] if len(terms) == 1 else conjunction.join([", ".join(terms[:-1]), terms[-1]])
+    titled = _TITLE_LINE.search(request)
+    title = titled.group(1).strip() if titled else title_of(document)
+    question = (with_title if whole else plain).format(title=title, terms=named or title)
+    slipped = quote
+    if int(hashlib.sha256(passage.encode()).hexdigest(), 16) % 4 == 0 and quote[:1].isalpha():
+        slipped = quote[0].swapcase() + quote[1:]
+    answer = " ".join(quote.split()[:12])
+    return json.dumps(
+        {"question": question, "answer": answer, "quote": slipped}, ensure_ascii=False
+    )

@@ -1,9 +1,9 @@
 """``conf/judge/``: an LLM grades (question, chunk) pairs, each distinct pair once, priced and capped.
 
-Calls are scheduled like contexts (:mod:`situate.contexts.llm`): every attempt passes the same
-gate (rate ceiling, AIMD limit on attempts in flight, budget reservation, a charge row while it
-may be billed without its answer kept), retries are the provider's, and a judgment is committed
-to the store as soon as it is parsed. ``batch`` sends every pair through the provider's batch API
+Calls go through :class:`situate.llm.paid_calls.PaidCalls`, as the question generator's do:
+every attempt passes the same gate as a context's (rate ceiling, AIMD limit on attempts in
+flight, budget reservation, a charge row while it may be billed without its answer kept),
+retries are the provider's, and a judgment is committed to the store as soon as it is parsed. ``batch`` sends every pair through the provider's batch API
 (half price). The budget covers every judgment the study needs: stored ones count at what they
 cost when made, so a rerun with the same cap spends nothing and a higher cap resumes.
 """
@@ -12,19 +12,16 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from situate.contexts.budget import Budget, BudgetExhausted, estimated_tokens
-from situate.contexts.llm import _CallGate
+from situate.contexts.budget import Budget
 from situate.errors import SituateError
 from situate.judging.pool import Pair
 from situate.judging.prompt import parse_grade, prompt_hash, render
 from situate.judging.store import JudgeStore, StoredJudgment
-from situate.llm.base import LLMCallFailed, LLMProvider, LLMRequest, LLMResponse
-from situate.llm.ratelimit import RATE_GUARD_SECONDS, AIMDLimit, RateCeiling
-from situate.llm.retry import attempt_gate
+from situate.llm.base import LLMProvider, LLMRequest, LLMResponse
+from situate.llm.paid_calls import PaidCalls
 from situate.pricing import PriceBook
 from situate.progress import progress_bar
 
@@ -87,27 +84,29 @@ class Judge:
         increase_after: int = 8,
     ):
         for name, value, least in (
-            ("depth", depth, 1), ("max_tokens", max_tokens, 1), ("concurrency", concurrency, 1),
-            ("increase_after", increase_after, 1), ("agreement_pairs", agreement_pairs, 0),
+            ("depth", depth, 1), ("max_tokens", max_tokens, 1),
+            ("agreement_pairs", agreement_pairs, 0),
         ):  # fmt: skip
             if value < least:
                 raise SituateError(f"judge.{name}={value} must be >= {least}")
         if relevant_from not in (1, 2, 3):
             raise SituateError(f"judge.relevant_from={relevant_from} must be 1, 2 or 3 (a grade)")
-        RateCeiling(rpm, tpm)  # validates both
         self.llm, self.store, self.pricing = llm, JudgeStore(store), pricing
+        self.paid = PaidCalls(
+            llm, pricing, self.store.charges, "judge", concurrency, budget_usd, rpm, tpm,
+            increase_after,
+        )  # fmt: skip
         self.depth, self.relevant_from = depth, relevant_from
         self.max_tokens, self.answer_prefix = max_tokens, answer_prefix
         self.agreement_pairs, self.seed = agreement_pairs, seed
         self.concurrency, self.batch, self.budget_usd = concurrency, batch, budget_usd
-        self.rpm, self.tpm, self.increase_after = rpm, tpm, increase_after
         self.prompt_hash = prompt_hash(max_tokens, answer_prefix)
-        # what each attempt's gate reads (see _CallGate)
-        self.limit: AIMDLimit | None = None
-        self.ceiling: RateCeiling | None = None
-        self.budget: Budget | None = None
-        self.rate_clock = time.monotonic
         self._lock = threading.Lock()
+
+    @property
+    def budget(self) -> Budget | None:
+        """This run's budget (None without ``budget_usd``)."""
+        return self.paid.budget
 
     @property
     def endpoint(self) -> str:
@@ -137,29 +136,35 @@ class Judge:
         stored = self.store.get_many([k for k, _ in todo], self.endpoint)
         todo = [(k, p) for k, p in todo if k not in stored]
         run = JudgeRun(stored, from_store=len(stored))
-        self.budget = self._budget(stored, {k for k, _ in todo} | set(stored))
-        self.limit = AIMDLimit(self.concurrency, self.increase_after)
-        self.ceiling = RateCeiling(self.rpm, self.tpm, 60.0 + RATE_GUARD_SECONDS)  # as contexts
+        self.paid.open(self._stored_usd(stored), {k for k, _ in todo} | set(stored))
         log.info(
             "judge: %d of %d pairs stored already, %d to judge with %s%s",
             len(stored), len(stored) + len(todo), len(todo), self.llm.model,
             f" at {self.endpoint}" if self.endpoint else "",
         )  # fmt: skip
         if todo:
+            pair_of = dict(todo)
+
+            def keep(key: str, response: LLMResponse) -> None:
+                self._keep(key, response, run)
+
             with progress_bar(f"judging {len(todo)} pairs ({self.llm.model})") as advance:
                 advance(0, len(todo))
                 if self.batch:
-                    self._batch(todo, run, advance)
+                    self.paid.call_batch([(k, self.request(p)) for k, p in todo], keep, advance)
                 else:
+
+                    def call(kp: tuple[str, Pair]) -> None:
+                        self.paid.call(kp[0], self.request(kp[1]), keep)
+                        advance(1)
+
                     with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-                        list(pool.map(lambda kp: self._call(*kp, run, advance), todo))
+                        list(pool.map(call, todo))
+            run.failures = [(pair_of[k], error) for k, error in self.paid.failures]
         missing = len(todo) - len(run.calls)
-        if self.budget is not None and self.budget.stopped:
-            raise SituateError(
-                f"judge: budget reached: ${self.budget.spent:.4f} of judge.budget_usd="
-                f"{self.budget.limit:g} spent on this study's judgments and the next call would "
-                f"cost up to ${self.budget.refused:.4f}; {missing} pairs are not judged yet, the "
-                "others are stored: rerun with a higher judge.budget_usd to resume"
+        if self.paid.stopped:
+            raise self.paid.budget_error(
+                "this study's judgments", f"{missing} pairs are not judged yet"
             )
         if run.failures:
             pair, error = run.failures[0]
@@ -171,67 +176,7 @@ class Judge:
         return run
 
     def cost(self, response: LLMResponse) -> float:
-        price = self.pricing.price(self.llm.model)
-        return price.call_cost(response.usage, ttl=self.ttl, batch=response.batch).total
-
-    # -- calls ------------------------------------------------------------------------------
-
-    def _tokens(self, request: LLMRequest) -> int:
-        return estimated_tokens(request.prompt + request.answer_prefix) + request.max_tokens
-
-    def _call(self, key: str, pair: Pair, run: JudgeRun, advance) -> None:
-        request = self.request(pair)
-        estimate = self.budget.estimate(request) if self.budget else 0.0
-        if self.budget and not self.budget.reserve(estimate):
-            advance(1)
-            return
-        gate = _CallGate(self, key, self._tokens(request), estimate)
-        try:
-            with attempt_gate(gate):
-                response = self.llm.complete(request)
-        except BudgetExhausted:
-            advance(1)
-            return
-        except LLMCallFailed as e:
-            with self._lock:
-                run.failures.append((pair, str(e)))
-            gate.release_reservation()
-            advance(1)
-            return
-        except BaseException:
-            gate.release_reservation()
-            raise
-        self._keep(key, response, run)
-        gate.committed()
-        if self.budget:
-            self.budget.settle(estimate, self.cost(response))
-        advance(1)
-
-    def _batch(self, todo: list[tuple[str, Pair]], run: JudgeRun, advance) -> None:
-        complete_batch = getattr(self.llm, "complete_batch", None)
-        if complete_batch is None:
-            raise SituateError(
-                f"llm {self.llm.model} ({self.llm.name}) has no batch API; set judge.batch=false"
-            )
-        requests = [self.request(p) for _, p in todo]
-        if self.budget:  # reserve every call up front; those that don't fit are not sent
-            estimates = [self.budget.estimate(q) for q in requests]
-            sendable = [self.budget.reserve(e) for e in estimates]
-            advance(sendable.count(False))
-            todo = [t for t, ok in zip(todo, sendable, strict=True) if ok]
-            requests = [q for q, ok in zip(requests, sendable, strict=True) if ok]
-            estimates = [e for e, ok in zip(estimates, sendable, strict=True) if ok]
-        if not todo:
-            return
-        for i, ((key, pair), result) in enumerate(zip(todo, complete_batch(requests), strict=True)):
-            ok = isinstance(result, LLMResponse)
-            if self.budget:
-                self.budget.settle(estimates[i], self.cost(result) if ok else 0.0)
-            if ok:
-                self._keep(key, result, run)
-            else:
-                run.failures.append((pair, str(result)))
-            advance(1)
+        return self.paid.cost(response)
 
     def _keep(self, key: str, response: LLMResponse, run: JudgeRun) -> None:
         item = StoredJudgment(
@@ -244,12 +189,11 @@ class Judge:
             run.calls.append(response)
             run.cost_usd += self.cost(response)
 
-    def _budget(self, stored: dict[str, StoredJudgment], keys: set[str]) -> Budget | None:
+    def _stored_usd(self, stored: dict[str, StoredJudgment]) -> float:
+        """What the stored judgments cost when made (counted by the budget)."""
         if self.budget_usd is None:
-            return None
+            return 0.0
         price = self.pricing.price(self.llm.model)
-        spent = sum(
+        return sum(
             price.call_cost(s.usage, ttl=self.ttl, batch=s.batch).total for s in stored.values()
         )
-        charged, _ = self.store.charges.charged(keys)
-        return Budget(self.budget_usd, price, self.ttl, spent + charged)
