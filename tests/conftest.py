@@ -82,10 +82,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def run_cli(
-    *args: str, cwd: Path = REPO, env: dict | None = None, timeout: int = 600
+    *args: str,
+    cwd: Path = REPO,
+    env: dict | None = None,
+    timeout: int = 600,
+    input: str | None = None,
 ) -> subprocess.CompletedProcess:
     """``situate ARGS`` in a fresh process, as a user would type it (from a test marked slow:
-    `make test-fast` skips those, and a child process of situate takes seconds to start)."""
+    `make test-fast` skips those, and a child process of situate takes seconds to start);
+    ``input`` is piped to its stdin."""
     if _running and _running[0].get_closest_marker("slow") is None:
         pytest.fail(
             f"{_running[0].nodeid} starts situate in a child process: mark it @pytest.mark.slow"
@@ -101,6 +106,7 @@ def run_cli(
         capture_output=True,
         text=True,
         timeout=timeout,
+        input=input,
     )
 
 

@@ -11,14 +11,15 @@ from conftest import options
 from situate.cli import CONF_DIR, compose
 
 # Groups whose options are not a stage object: presets that set other groups (@package _global_),
-# machine-local settings, and plain data.
-NOT_STAGES = ("experiment", "arm", "local", "estimate", "hydra")
+# machine-local settings, plain data, and the settings of `situate questions generate`.
+NOT_STAGES = ("experiment", "arm", "local", "estimate", "hydra", "questions")
 STAGE_GROUPS = sorted(p.name for p in CONF_DIR.iterdir() if p.is_dir() and p.name not in NOT_STAGES)
 # Options whose data path is mandatory (`???`) get a placeholder; loaders read files only in load().
 REQUIRED = {
     "dataset/squad": ["dataset.path=/data/train.json"],
     "dataset/beir": ["dataset.path=/data/scifact"],
     "dataset/folder": ["dataset.path=/data/notes"],
+    "dataset/generated": ["dataset.path=/data/notes", "dataset.qa=/data/questions.jsonl"],
 }
 OPTIONS = [(g, o) for g in STAGE_GROUPS for o in options(g)]
 # Groups composed inside another option (dataset=folder holds one parser per format), not in

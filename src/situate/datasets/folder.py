@@ -5,8 +5,10 @@ document, and every offset below is into that text. ``qa.json`` is a JSON list o
 ``{"q": str, "gold"?: [...], "id"?: str}``; a record without ``gold`` (or with ``"gold": []``) is
 a question without gold: it is searched and can be judged (``situate judge``), never scored as a
 miss (a record with fields besides ``q`` and ``id`` needs ``gold``: they may be a misnamed one). Without ``qa.json``, ``questions.txt`` (one question per non-blank line, ids ``q1``, ``q2``
-... by line number) holds questions without gold; either file is never a document. Each gold
-entry is
+... by line number) holds questions without gold; either file is never a document. A ``qa`` file
+ending in ``.jsonl`` is a generated set (``situate questions generate``, ``dataset=generated``):
+its usable questions (kept by the filters, not rejected by a reviewer; with ``review=required``
+only the accepted and edited ones) with their span gold. Each gold entry of ``qa.json`` is
 
 - ``"relative/path.md#N"``: the span of chunk N of that file under ``MarkdownChunker`` (the ids
   that ``situate chunks`` lists), matched as a span;
@@ -40,10 +42,12 @@ from situate.datasets.quotes import (
     QuoteFinder,
     QuoteMatch,
     QuoteRule,
+    normalized_quote,
 )
 from situate.errors import SituateError
 from situate.parsing.base import Parser
 from situate.parsing.reader import DEFAULT_SUFFIXES, DocumentReader, ReadResult, default_parsers
+from situate.questions.records import read_questions
 from situate.records import Chunk, Corpus, Document, Question, Span
 
 QA_EXPECTED = (
@@ -51,6 +55,7 @@ QA_EXPECTED = (
     "records in one list, separated by commas, or write one question per line in a .txt file"
 )
 QUESTIONS_FILES = ("qa.json", "questions.txt")  # looked for in this order in the folder
+REVIEW_CHOICES = ("optional", "required")  # dataset.review of a generated set
 log = logging.getLogger("situate")
 _CHUNK_REF = re.compile(r"(\S+\.\w+)#(\d+)")
 _PAGE_REF = re.compile(r"(\S+\.\w+)#page=(\d+)")
@@ -64,9 +69,10 @@ class FolderLoader:
     path
         The folder. Document ids are file paths relative to it, with forward slashes.
     qa
-        The questions file: JSON (``qa.json`` records) or, ending in ``.txt``, one question per
-        line without gold; default ``<path>/qa.json``, else ``<path>/questions.txt``. Without one
-        the corpus has no questions.
+        The questions file: JSON (``qa.json`` records), ending in ``.txt`` one question per line
+        without gold, ending in ``.jsonl`` a generated set (``questions.jsonl``); default
+        ``<path>/qa.json``, else ``<path>/questions.txt``. Without one the corpus has no
+        questions.
     name
         Corpus name.
     max_words, min_words
@@ -83,6 +89,9 @@ class FolderLoader:
         The parse cache file (``${cache_dir}/parsed.sqlite``), or None.
     quote_threshold
         Lowest rapidfuzz score (0-100) at which an answer quote matches approximately.
+    review
+        Of a generated set: ``optional`` (every question not rejected by a reviewer) or
+        ``required`` (only the accepted and edited ones).
     """
 
     def __init__(
@@ -98,7 +107,13 @@ class FolderLoader:
         max_file_mb: float = 100,
         cache: str | None = None,
         quote_threshold: float = DEFAULT_THRESHOLD,
+        review: str = "optional",
     ) -> None:
+        if review not in REVIEW_CHOICES:
+            raise SituateError(
+                f"dataset.review={review!r} is invalid; use dataset.review=optional or required"
+            )
+        self.review = review
         self.path = path
         self.qa = qa
         self.name = name
@@ -138,6 +153,9 @@ class FolderLoader:
         questions: list[Question] = []
         if qa_path is not None and qa_path.suffix.lower() == ".txt":
             questions = questions_from_lines(qa_path)
+        elif qa_path is not None and qa_path.suffix.lower() == ".jsonl":
+            questions, pending = generated_set(qa_path, documents, self.review)
+            notes["questions_pending_review"] = pending
         elif qa_path is not None:
             resolver = GoldResolver(
                 qa_path, root, documents, self.max_words, self.min_words, self.quote_threshold
@@ -177,6 +195,39 @@ def questions_from_lines(path: Path) -> list[Question]:
         for n, line in enumerate(read_text(path).splitlines(), start=1)
         if line.strip()
     ]
+
+
+def generated_set(path: Path, documents: list[Document], review: str) -> tuple[list[Question], int]:
+    """The usable questions of a ``questions.jsonl`` (the accepted ones under
+    ``review=required``), their gold checked against the documents (a document edited since
+    generation is an error), and how many kept questions are pending review."""
+    generated = read_questions(path)
+    usable = [q for q in generated if (q.accepted if review == "required" else q.usable)]
+    pending = sum(q.status == "kept" and q.review == "pending" for q in generated)
+    if not usable:
+        raise SituateError(
+            f"{path}: no usable question of {len(generated)} (dataset.review={review}; "
+            f"{pending} pending review); review them with `situate questions review {path}`"
+            + (" or set dataset.review=optional" if review == "required" and pending else "")
+        )
+    docs = {d.doc_id: d for d in documents}
+    for q in usable:
+        for span in q.gold:
+            doc = docs.get(span.doc_id)
+            if doc is None:
+                raise SituateError(
+                    f"{path}: question {q.id}: its document {span.doc_id} is not in the folder; "
+                    "set dataset.path to the folder the questions were generated from"
+                )
+            found = doc.text[span.start : span.end]
+            if q.match in ("exact", "normalized") and normalized_quote(found) != normalized_quote(
+                q.quote
+            ):
+                raise SituateError(
+                    f"{path}: question {q.id}: {span.doc_id}[{span.start}:{span.end}] is no longer "
+                    "its quote (the document changed since generation); generate the set again"
+                )
+    return [Question(q.id, q.q, q.gold, q.answer) for q in usable], pending
 
 
 class GoldResolver:
