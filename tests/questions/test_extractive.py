@@ -88,6 +88,11 @@ def test_the_quote_is_the_sentence_verbatim_and_costs_nothing():
             "The virus enters airway cells through the what receptor on their surface?",
             "ACE2",
         ),
+        (  # an aside is neither an answer nor part of the question; nor is "However,"
+            "However, metered dose inhalers (MDIs) deliver 40 doses per canister [7].",
+            "Metered dose inhalers deliver how many doses per canister?",
+            "40",
+        ),
         (
             "Most samples were sequenced at the Francis Crick Institute in the winter months.",
             "Most samples were sequenced at the what in the winter months?",

@@ -38,6 +38,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +105,10 @@ class LocalLlamaProvider:
     sentences : int or None
         The answer keeps at most this many sentences, counting the complete sentences of the
         request's ``answer_prefix``; at least one generated sentence is kept. None keeps all of
-        it (an answer that is not prose: the question generator's one-line JSON). Generation also
+        it (an answer that is not prose: the question generator's JSON).
+    stop : list of str
+        Generation stops at any of these (and at the end-of-turn token): a newline by default,
+        a context being one line; ``[]`` lets an answer span lines (a fenced JSON object). Generation also
         stops at a newline or the end-of-turn token.
     """
 
@@ -125,6 +129,7 @@ class LocalLlamaProvider:
         seed: int = 0,
         max_tokens: int | None = None,
         sentences: int | None = 2,
+        stop: Sequence[str] = ("\n",),
     ) -> None:
         if n_ctx < 256:
             raise SituateError(f"llm.n_ctx={n_ctx} is too small for a prompt; use 256 or more")
@@ -152,6 +157,7 @@ class LocalLlamaProvider:
         self.seed = seed
         self.max_tokens = max_tokens
         self.sentences = sentences
+        self.stop = list(stop)
         self._server: Any = None
         self._base = ""
         self._key = ""
@@ -177,6 +183,8 @@ class LocalLlamaProvider:
             "n_ctx": self.n_ctx,
             "sentences": self.sentences,
             "runtime": f"xllamacpp {runtime}" if runtime else None,
+            # only when not the default: the keys of contexts stored before it existed stay valid
+            **({"stop": self.stop} if self.stop != ["\n"] else {}),
         }
 
     def complete(self, request: LLMRequest) -> LLMResponse:
@@ -196,7 +204,7 @@ class LocalLlamaProvider:
             "max_tokens": max_tokens,
             "temperature": self.temperature,
             "seed": self.seed,
-            "stop": ["\n"],
+            "stop": self.stop,
             "cache_prompt": bool(request.document),
         }
         try:

@@ -16,16 +16,19 @@ The rule, for one request:
    answer phrase (step 3) qualify; the best score wins, the earlier sentence on a tie, and
    request ``index`` n takes the n-th best (so two questions of one passage differ).
 3. **The answer phrase.** The sentence's first number phrase (a percentage, a year after a
-   preposition, a count followed by a plural noun, another number but a bare year), else its name of the rarest (fewest
-   occurrences in the document, the first on a tie): a run of capitalised words not opening the
-   sentence, or a token mixing capitals and digits (``ACE2``, ``COVID-19``).
-4. **The question.** The sentence with bracketed citations (``[12]``) removed, the answer
-   phrase replaced by a question phrase in place (percentage: "what percentage"; year: "which
-   year"; count: "how many" before its noun; other: "what"), its end mark replaced by "?" (a
-   Spanish question is opened by "¿"). ``context_dependent`` names the document where the
-   passage does not: "In <document title>, ..." ("En ...,"), the title (else the passage's
-   section) being a name the passage itself does not contain (else no question). There is no
-   ``paraphrase`` rule: such a request is answered with a failure, counted by the command.
+   preposition, a count followed by a plural noun, another number but a bare year), else its
+   name of the rarest (fewest occurrences in the document, the first on a tie): a run of
+   capitalised words not opening the sentence, or a token mixing capitals and digits (``ACE2``,
+   ``COVID-19``). Asides are not searched: bracketed citations (``[12]``) and parentheses after
+   a space (``(DPIs)``, ``(n = 40)``).
+4. **The question.** The sentence without its asides and without an opening connective
+   ("However, ...", "Sin embargo, ..."), the answer phrase replaced by a question phrase in
+   place (percentage: "what percentage"; year: "which year"; count: "how many" before its noun;
+   other: "what"), its end mark replaced by "?" (a Spanish question is opened by "¿").
+   ``context_dependent`` names the document where the passage does not: "In <document title>,
+   ..." ("En ...,"), the title (else the passage's section) being a name the passage itself
+   does not contain (else no question). There is no ``paraphrase`` rule: such a request is
+   answered with a failure, counted by the command.
 
 The answer is the removed phrase, the quote the sentence verbatim (found exactly in the
 document). English and Spanish have their own stop words and question phrases; the language is
@@ -80,7 +83,14 @@ LANGUAGES = {"english": "en", "en": "en", "spanish": "es", "español": "es", "es
 
 _SENTENCE = re.compile(r".+?(?:[.!?](?=\s+[\"'(\[¿¡]?[A-ZÁÉÍÓÚÑ0-9])|[.!?]?$)", re.S)
 _WORD = re.compile(r"[^\W\d_]+", re.U)
-_CITATION = re.compile(r"\s*\[[\d,\s\-–]+\]")
+# an aside: a bracketed citation ("[12]") or a parenthesis after a space ("(DPIs)", "(n = 40)")
+_ASIDE = re.compile(r"\s*\[[^\]]*\]|\s+\([^()]*\)")
+# a sentence's opening connective ("However, ..."), left out of the question
+_CONNECTIVE = re.compile(
+    r"(?:However|Therefore|Thus|Hence|Moreover|Furthermore|Nevertheless|Nonetheless|Indeed|"
+    r"Finally|Additionally|In addition|In contrast|Overall|Sin embargo|Además|Por lo tanto|"
+    r"Por tanto|Así|Finalmente|En cambio),\s+"
+)
 _PERCENT = re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:%|percent\b|per cent\b|por ciento\b)")
 # a year after a preposition ("in 2018"); "the 2018 season" asks nothing by this rule
 _YEAR = re.compile(r"\b(?:[Ii]n|[Ss]ince|by|[Ee]n|[Dd]esde) ((?:1[89]|20)\d\d)\b(?![.,]?\d)")
@@ -216,7 +226,7 @@ class ExtractiveGenerator:
     @staticmethod
     def _answer(sentence: str, counts: Counter, language: str) -> tuple[int, int, str] | None:
         """(start, end, kind) of the answer phrase in ``sentence``, or None (citations aside)."""
-        sentence = _CITATION.sub(lambda m: " " * len(m.group()), sentence)  # offsets kept
+        sentence = _ASIDE.sub(lambda m: " " * len(m.group()), sentence)  # offsets kept
         numbers = [
             (*m.span(pattern.groups), kind)  # the year of "in 2018"; the whole match otherwise
             for kind, pattern in (
@@ -251,8 +261,8 @@ class ExtractiveGenerator:
 
     @staticmethod
     def _question(sentence: str, start: int, end: int, kind: str, language: str) -> str:
-        before = _CITATION.sub("", sentence[:start])
-        after = _CITATION.sub("", sentence[end:]).rstrip(" .!?")
+        before = _CONNECTIVE.sub("", _ASIDE.sub("", sentence[:start]), count=1)
+        after = _ASIDE.sub("", sentence[end:]).rstrip(" .!?")
         phrase = _PHRASES[language][kind]
         if kind == "count" and language == "es" and _FEMININE.match(after):
             phrase = "cuántas"
