@@ -93,6 +93,11 @@ def test_the_quote_is_the_sentence_verbatim_and_costs_nothing():
             "Metered dose inhalers deliver how many doses per canister?",
             "40",
         ),
+        (  # a number inside "PD-10" or "17-ODYA" is part of a name, not an answer
+            "Samples passed a PD-10 column before 17-ODYA labelling of 40 proteins in total.",
+            "Samples passed a PD-10 column before 17-ODYA labelling of how many proteins in total?",
+            "40",
+        ),
         (
             "Most samples were sequenced at the Francis Crick Institute in the winter months.",
             "Most samples were sequenced at the what in the winter months?",

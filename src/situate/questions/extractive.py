@@ -19,7 +19,8 @@ The rule, for one request:
    preposition, a count followed by a plural noun, another number but a bare year), else its
    name of the rarest (fewest occurrences in the document, the first on a tie): a run of
    capitalised words not opening the sentence, or a token mixing capitals and digits (``ACE2``,
-   ``COVID-19``). Asides are not searched: bracketed citations (``[12]``) and parentheses after
+   ``COVID-19``), never a piece of a hyphenated or slashed token (``PD-10``, ``LC/MS``). Asides
+   are not searched: bracketed citations (``[12]``) and parentheses after
    a space (``(DPIs)``, ``(n = 40)``).
 4. **The question.** The sentence without its asides and without an opening connective
    ("However, ...", "Sin embargo, ..."), the answer phrase replaced by a question phrase in
@@ -237,6 +238,7 @@ class ExtractiveGenerator:
             )
             for m in pattern.finditer(sentence)
         ]
+        numbers = [n for n in numbers if _whole_token(sentence, n[0], n[1])]
         if numbers:  # the first one; at one place, the most specific kind (listed first)
             return min(numbers, key=lambda n: (n[0], -n[1]))
         names = [(m.start(), m.end()) for m in _MIXED.finditer(sentence)]
@@ -249,6 +251,7 @@ class ExtractiveGenerator:
                 start += len(words[0]) + 1
             if sentence[start : m.end()].casefold() not in _STOP[language]:
                 names.append((start, m.end()))
+        names = [n for n in names if _whole_token(sentence, *n)]
         if not names:
             return None
 
@@ -276,3 +279,10 @@ class ExtractiveGenerator:
         if not _MIXED.match(body) and not re.match(r"[A-ZÁÉÍÓÚÑ]{2}", body):
             body = body[:1].lower() + body[1:]  # "The season ..." -> "In X, the season ..."
         return opening + _IN_DOCUMENT[language].format(title=title) + body
+
+
+def _whole_token(sentence: str, start: int, end: int) -> bool:
+    """Not a piece of a hyphenated or slashed token ("PD-10", "17-ODYA", "LC/MS")."""
+    return (start == 0 or sentence[start - 1] not in "-/") and (
+        end == len(sentence) or sentence[end] not in "-/"
+    )
