@@ -1,7 +1,7 @@
 """Can synthetic questions be trusted? Do they rank configurations the way human questions do?
 
     .venv/bin/python benchmarks/synthetic_vs_human.py [--papers 15] [--target 120]
-        [--generator extractive="question_generator=extractive"] [--generator NAME="OVERRIDES"]
+        [--generator NAME="OVERRIDES"] ... [--name synthetic_vs_human] [--work DIR]
 
 On a slice of COVID-QA (the first ``--papers`` papers of /work/shared/data/covid-qa, human
 questions with span gold), each generator writes a synthetic set over the same papers with
@@ -9,13 +9,16 @@ questions with span gold), each generator writes a synthetic set over the same p
 questions and on each synthetic set (``situate.api.run``, tracking=none): context none /
 heading_path x fusion dense_only / sparse_only / rrf by default. The synthetic set is read as a
 SQuAD file over the same papers (its gold: each kept question's quote span), so both sets share
-every chunk, context and index.
+every chunk, context and index. The default generators are the extractive baseline with the
+default filters and with ``trivially_lexical`` off (the rule copies its sentence, which that
+filter removes); a generator's overrides may set its own ``questions.target`` and mix.
 
 Reported per generator: Kendall's tau-b between the two arm orderings by Pass@5 and Recall@10,
 each arm's synthetic - human difference with a bootstrap CI (unpaired: other questions), and per
 strategy the questions kept, the rejection reasons, and how much each contextual arm gains over
 the same fusion without context on ``context_dependent`` vs ``factual`` questions (paired by
-question). Prints a table, writes outputs/bench/synthetic_vs_human.json (and .md).
+question; on the human questions, over all of them). Prints a table, writes
+outputs/bench/NAME.json (and .md).
 
 With an API key (``ANTHROPIC_API_KEY``), a model generator is one more ``--generator``:
 ``--generator haiku="question_generator=llm llm=claude_haiku_4_5"``.
@@ -159,6 +162,10 @@ def main() -> None:
     report = {
         "papers": ns.papers, "target": ns.target, "arms": list(arms()),
         "human_questions": len(next(iter(human.values())).scores(METRICS[0])),
+        "human_gain": {
+            m: strategy_gains(human, dict.fromkeys(human["none+rrf"].scores(m).index, "all"), m)
+            for m in METRICS
+        },
         "generators": {},
     }  # fmt: skip
     for spec in ns.generator or DEFAULT_GENERATORS:
@@ -219,6 +226,10 @@ def table(report: dict) -> str:
         f"synthetic target {report['target']} unless a generator sets its own",
         "",
     ]
+    for metric, gains in report["human_gain"].items():
+        cells = ", ".join(f"{arm} {row['all']['gain']:+.3f}" for arm, row in gains.items())
+        lines.append(f"human questions, {metric} gain of the contextual arms: {cells}")
+    lines.append("")
     for name, g in report["generators"].items():
         rejected = Counter()
         for row in g["per_strategy"].values():
