@@ -248,3 +248,13 @@ def test_a_request_the_engine_refuses_is_a_call_failure(provider):
         provider.complete(LLMRequest(document="", prompt="hi", max_tokens=-5))
     # the model is still loaded and answers the next request
     assert provider.complete(LLMRequest(document="", prompt="hi", max_tokens=4)).usage.output > 0
+
+
+def test_stop_enters_the_identity_only_when_changed():
+    # contexts stored before llm.stop existed keep their keys: the default is not in the identity
+    assert "stop" not in LocalLlamaProvider().identity()
+    assert LocalLlamaProvider(stop=[]).identity()["stop"] == []
+    with pytest.raises(SituateError, match="llm.sentences=0"):
+        LocalLlamaProvider(sentences=0)
+    assert LocalLlamaProvider(sentences=None)._trim("One. Two. Three.", "") == "One. Two. Three."
+    assert LocalLlamaProvider(sentences=2)._trim("One. Two. Three.", "") == "One. Two."
