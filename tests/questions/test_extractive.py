@@ -167,3 +167,27 @@ def test_spanish_templates_by_detected_language():
 def test_bad_word_limits_are_one_line():
     with pytest.raises(SituateError, match="min_words=9, max_words=3"):
         ExtractiveGenerator(min_words=9, max_words=3)
+
+
+def test_through_the_engine_on_real_papers_every_quote_is_found_exactly(covid_qa_file):
+    from situate.datasets.squad import SquadLoader
+    from situate.questions.generate import generate
+
+    corpus = SquadLoader(str(covid_qa_file), max_documents=3).load()
+    result = generate(
+        corpus.documents, ExtractiveGenerator(), [], target=12,
+        mix={"factual": 0.5, "context_dependent": 0.5},
+    )  # fmt: skip
+    kept = [q for q in result.questions if q.status == "kept"]
+    assert len(result.questions) == 12 and len(kept) >= 9  # a few passages hold no candidate
+    texts = {d.doc_id: d.text for d in corpus.documents}
+    for q in kept:
+        (span,) = q.gold
+        assert q.match == "exact" and texts[span.doc_id][span.start : span.end] == q.quote
+        assert q.passage.start <= span.start and span.end <= q.passage.end  # from its passage
+        assert q.answer in q.quote and q.q.endswith("?")
+        assert q.provenance.generator == "extractive" and q.provenance.cost_usd == 0
+    dependent = [q for q in kept if q.strategy == "context_dependent"]
+    assert dependent and all(
+        q.q.startswith(f"In {corpus.document(q.gold[0].doc_id).title}, ") for q in dependent
+    )
