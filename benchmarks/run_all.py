@@ -14,12 +14,14 @@ Pieces, each in its own process (its output streams through), in this order:
                      34 MB folder of 74 filings: load, chunker=markdown, chunker=fixed
 5. contextualize.py  737 chunks against the in-process Anthropic emulator (schedule vs all at
                      once, two model profiles), rpm ceilings 50 and 1,000, 1,000 COVID-QA queries
+5b. questions_throughput.py  question generation calls/s against the Anthropic emulator,
+                     8-way and 1-way concurrency, and a rerun served by the generation store
 6. sweeps.py         the naive notebook script on the same 12 configurations, Pass@k compared
 7. scale.py          faiss flat / HNSW and bm25s at 10k, 100k and 1M chunks
 8. peer_grid.py      the same small grid in context-grid (PyPI) and situate, cold and warm
 9. pgvector_scale.py pgvector exact / HNSW (float32, halfvec) at 10k, 100k, 1M: build, size,
                      recall@10 and latency by ef_search (skipped without the postgres extra)
-(5 and 8 run last, after the pieces the budget bounds: 5 is paced by emulated provider timing
+(5, 5b and 8 run last, after the pieces the budget bounds: 5 is paced by emulated provider timing
 and rate ceilings, for minutes.)
 
 ``--budget`` (seconds, default 1170 = 19.5 minutes) bounds the whole: the naive sweep must end
@@ -111,7 +113,7 @@ def pct(v, signed: bool = False) -> str:
 
 PIECES = (
     "sweeps", "query_path", "encode", "contextualize", "cold_start", "scale", "peer_grid",
-    "pgvector_scale", "parse",
+    "pgvector_scale", "parse", "questions_throughput",
 )  # fmt: skip
 # the headline keys benchmarks/contextualize.py writes (and merges into summary.json itself)
 CONTEXT_KEYS = (
@@ -127,7 +129,7 @@ CONTEXT_KEYS = (
 def build(
     pieces: dict, started: str, load_start, wall: float, budget: float, load_end=None
 ) -> tuple[dict, str]:
-    sw, qp, en, cx, cs, sc, pg, pv, pa = (read(n) for n in PIECES)
+    sw, qp, en, cx, cs, sc, pg, pv, pa, qt = (read(n) for n in PIECES)
     summary: dict = {
         "sweep_cost_ratio": sw.get("sweep_cost_ratio"),
         "naive_sweep_ratio": sw.get("naive_sweep_ratio"),
@@ -236,6 +238,13 @@ def build(
     q = cx.get("queries") or {}
     add(s, f"**query_phase_seconds_per_1k** (COVID-QA, batched, {q.get('embed_latency_seconds')} s per embedding request)", None, cx.get("query_phase_seconds_per_1k"), " s", cmd)  # fmt: skip
     add(s, "  the same, every query one at a time", None, cx.get("query_phase_one_at_a_time_seconds_per_1k"), " s", cmd)  # fmt: skip
+
+    s = "5b. question generation (Anthropic emulator)"
+    cmd = "python benchmarks/questions_throughput.py"
+    for r in qt.get("runs") or []:
+        key = "questions_calls_per_second" if r is qt["runs"][0] else None
+        add(s, f"{r['calls_paid']} questions, concurrency {r['concurrency']} (ttft {qt['ttft_seconds']} s, {qt['output_tokens_per_second']:.0f} tok/s): calls/s", key, r["calls_per_second"], "", cmd)  # fmt: skip
+        add(s, "  the same again (every answer stored): calls, wall", None, f"{r['rerun_calls_paid']}, {r['rerun_wall_seconds']} s", "", cmd)  # fmt: skip
 
     s = "6. cold start"
     add(s, "**help_seconds**: situate --help (median of 5)", "help_seconds", cs.get("help_seconds"), " s", "situate --help")  # fmt: skip
@@ -359,6 +368,7 @@ def main() -> int:
         print("=== pgvector_scale: skipped (no postgres extra: make install)", flush=True)
     # after the budgeted pieces: paced by emulated provider timing and rate ceilings (minutes)
     ok &= run_piece("contextualize", [f"{B}/contextualize.py"], pieces) is not None
+    ok &= run_piece("questions_throughput", [f"{B}/questions_throughput.py"], pieces) is not None
     ok &= run_piece("peer_grid", [f"{B}/peer_grid.py"], pieces) is not None
     if not ns.keep_work:
         shutil.rmtree(work, ignore_errors=True)

@@ -5,7 +5,10 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from omegaconf import OmegaConf
 
+from conftest import options
+from situate.cli import CONF_DIR
 from situate.errors import SituateError
 from situate.pricing import PriceBook, exact, load_price_book
 from situate.records import Usage
@@ -237,3 +240,10 @@ def test_usd_is_one_rule_four_significant_digits_and_never_fewer_than_cents():
     assert usd(0.000975) == "$0.0009750"
     assert usd(0.99996) == "$1.000"  # rounding carries: still 4 digits
     assert usd(0) == "$0"
+
+
+@pytest.mark.parametrize("option", options("llm"))
+def test_every_llm_option_has_a_price(book, option):
+    # a model without an entry stops `situate questions generate` after its calls are made
+    model = OmegaConf.load(CONF_DIR / "llm" / f"{option}.yaml").model
+    assert model in book, f"conf/llm/{option}.yaml: model {model} has no entry in conf/pricing"

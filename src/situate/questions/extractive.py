@@ -1,0 +1,288 @@
+"""``question_generator=extractive``: a question by rule from a sentence of the passage, no model.
+
+The honest offline baseline the model generators are compared with. Deterministic: the same
+passage gives the same question on every machine, at no cost. Labelled as such
+(``provenance.generator`` is ``extractive``).
+
+The rule, for one request:
+
+1. **Sentences.** The passage is split at ``.``, ``!`` or ``?`` followed by white space and a
+   capital letter, digit or opening mark (a sentence never spans a blank line). A candidate
+   starts with a capital letter or digit, ends with ``.``, ``!`` or ``?`` and has
+   ``min_words`` to ``max_words`` words.
+2. **The informative sentence.** Each candidate scores the sum, over its distinct content words
+   (three letters or more, not a stop word of the language), of 1 / (occurrences of the word in
+   the whole document): words rare in the document count most. Only candidates holding an
+   answer phrase (step 3) qualify; the best score wins, the earlier sentence on a tie, and
+   request ``index`` n takes the n-th best (so two questions of one passage differ).
+3. **The answer phrase.** The sentence's first number phrase (a percentage, a year after a
+   preposition, a count followed by a plural noun, another number but a bare year), else its
+   name of the rarest (fewest occurrences in the document, the first on a tie): a run of
+   capitalised words not opening the sentence, or a token mixing capitals and digits (``ACE2``,
+   ``COVID-19``), never a piece of a hyphenated or slashed token (``PD-10``, ``LC/MS``). Asides
+   are not searched: bracketed citations (``[12]``) and parentheses after
+   a space (``(DPIs)``, ``(n = 40)``).
+4. **The question.** The sentence without its asides and without an opening connective
+   ("However, ...", "Sin embargo, ..."), the answer phrase replaced by a question phrase in
+   place (percentage: "what percentage"; year: "which year"; count: "how many" before its noun;
+   other: "what"), its end mark replaced by "?" (a Spanish question is opened by "¿").
+   ``context_dependent`` names the document where the passage does not: "In <document title>,
+   ..." ("En ...,"), the title (else the passage's section) being a name the passage itself
+   does not contain (else no question). There is no ``paraphrase`` rule: such a request is
+   answered with a failure, counted by the command.
+
+The answer is the removed phrase, the quote the sentence verbatim (found exactly in the
+document). English and Spanish have their own stop words and question phrases; the language is
+the request's, else the passage's (more Spanish than English stop words: Spanish).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from situate.errors import SituateError
+from situate.questions.base import GenerationRequest, Proposal
+from situate.questions.records import Provenance
+
+NAME = "extractive"
+STRATEGIES = ("factual", "context_dependent")
+
+_ENGLISH_STOP = (
+    "the a an and or but of in on at to for from by with without as is are was were be been "
+    "being has have had do does did this that these those it its they them their there here "
+    "which who whom whose what when where why how not no than then so such can could may "
+    "might must shall should will would also into over under between after before during "
+    "about above below both each few more most other some any all only own same very our we "
+    "you your he she his her one two while"
+)
+_SPANISH_STOP = (
+    "el la los las un una unos unas y o pero de del en a al por para con sin como es son era "
+    "eran ser sido fue fueron ha han había este esta estos estas ese esa esos esas eso esto "
+    "lo le les se su sus que quien cual cuando donde porque no ni más menos muy también entre "
+    "sobre tras durante antes después todo todos toda todas otro otra otros otras mismo cada "
+    "si ya hay nos usted ustedes"
+)
+_STOP = {"en": frozenset(_ENGLISH_STOP.split()), "es": frozenset(_SPANISH_STOP.split())}
+# The question phrase per kind of answer, and how a question is opened and closed.
+_PHRASES = {
+    "en": {
+        "percent": "what percentage",
+        "year": "which year",
+        "count": "how many",
+        "other": "what",
+    },
+    "es": {"percent": "qué porcentaje", "year": "qué año", "count": "cuántos", "other": "qué"},
+}
+_OPEN = {"en": "", "es": "¿"}
+_IN_DOCUMENT = {"en": "In {title}, ", "es": "En {title}, "}
+LANGUAGES = {"english": "en", "en": "en", "spanish": "es", "español": "es", "es": "es"}
+
+_SENTENCE = re.compile(r".+?(?:[.!?](?=\s+[\"'(\[¿¡]?[A-ZÁÉÍÓÚÑ0-9])|[.!?]?$)", re.S)
+_WORD = re.compile(r"[^\W\d_]+", re.U)
+# an aside: a bracketed citation ("[12]") or a parenthesis after a space ("(DPIs)", "(n = 40)")
+_ASIDE = re.compile(r"\s*\[[^\]]*\]|\s+\([^()]*\)")
+# a sentence's opening connective ("However, ..."), left out of the question
+_CONNECTIVE = re.compile(
+    r"(?:However|Therefore|Thus|Hence|Moreover|Furthermore|Nevertheless|Nonetheless|Indeed|"
+    r"Finally|Additionally|In addition|In contrast|Overall|Sin embargo|Además|Por lo tanto|"
+    r"Por tanto|Así|Finalmente|En cambio),\s+"
+)
+_PERCENT = re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:%|percent\b|per cent\b|por ciento\b)")
+# a year after a preposition ("in 2018"); "the 2018 season" asks nothing by this rule
+_YEAR = re.compile(r"\b(?:[Ii]n|[Ss]ince|by|[Ee]n|[Dd]esde) ((?:1[89]|20)\d\d)\b(?![.,]?\d)")
+_COUNT = re.compile(r"\b\d[\d,]*(?=\s+[^\W\d_]{3,}s\b)")  # 120 (patients)
+_NUMBER = re.compile(r"\b(?!(?:1[89]|20)\d\d\b)\d+(?:[.,]\d+)*\b")  # a bare year is no answer
+_MIXED = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[A-Z])[A-Za-z][\w-]*\w\b")  # ACE2, COVID-19, H3N2
+_FEMININE = re.compile(r"\s+(?!días\b)\w+(?:as|dades|tudes|iones)\b")  # cuántas solicitudes
+_CAPITALISED = re.compile(r"\b[A-ZÁÉÍÓÚÑ][\wáéíóúñ-]+(?:\s+[A-ZÁÉÍÓÚÑ][\wáéíóúñ-]+)*")
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    start: int  # characters of the passage text
+    end: int
+    text: str
+
+
+class ExtractiveGenerator:
+    """Writes one question per request by the rule of this module (no model, no cost).
+
+    Parameters
+    ----------
+    min_words, max_words : int
+        Words a candidate sentence has, inclusive (shorter ones say too little, longer ones are
+        lists and tables).
+    """
+
+    name = NAME
+
+    def __init__(self, min_words: int = 8, max_words: int = 45) -> None:
+        if not 1 <= min_words <= max_words:
+            raise SituateError(
+                f"question_generator: min_words={min_words}, max_words={max_words}: need "
+                "1 <= min_words <= max_words"
+            )
+        self.min_words = min_words
+        self.max_words = max_words
+
+    def identity(self) -> dict:
+        return {
+            "generator": NAME,
+            "rule": 1,
+            "min_words": self.min_words,
+            "max_words": self.max_words,
+        }
+
+    def propose(self, requests: Sequence[GenerationRequest]) -> list[Proposal]:
+        counts: dict[str, Counter] = {}  # document word counts, once per document
+        out = []
+        for request in requests:
+            doc = request.document
+            if doc.doc_id not in counts:
+                counts[doc.doc_id] = Counter(w.casefold() for w in _WORD.findall(doc.text))
+            out.append(self._propose(request, counts[doc.doc_id]))
+        return out
+
+    # -- the rule ---------------------------------------------------------------------------
+
+    def _propose(self, request: GenerationRequest, counts: Counter) -> Proposal:
+        rule = json.dumps([self.identity(), request.strategy, request.language, request.index])
+        provenance = Provenance(NAME, prompt_sha256=hashlib.sha256(rule.encode()).hexdigest())
+
+        def failure(why: str) -> Proposal:
+            return Proposal(request, "", "", "", provenance, failure=f"extractive: {why}")
+
+        if request.strategy not in STRATEGIES:
+            return failure(
+                f"no rule for strategy {request.strategy!r} (it writes {', '.join(STRATEGIES)})"
+            )
+        text = request.passage_text
+        language = self._language(request.language, text)
+        scored = []
+        for sentence in self._sentences(text):
+            answer = self._answer(sentence.text, counts, language)
+            if answer is not None:
+                scored.append((-self._score(sentence.text, counts, language), sentence, answer))
+        if len(scored) <= request.index:
+            return failure(
+                f"no sentence of {self.min_words}-{self.max_words} words with a number or a name "
+                f"in the passage ({len(scored)} candidates for index {request.index})"
+            )
+        scored.sort(key=lambda s: (s[0], s[1].start))
+        _, sentence, (start, end, kind) = scored[request.index]
+        question = self._question(sentence.text, start, end, kind, language)
+        if request.strategy == "context_dependent":
+            title = request.document.title.strip() or request.passage.section.split(" > ")[0]
+            if not title or title.casefold() in text.casefold():
+                return failure("the passage names its document itself (no title elsewhere)")
+            question = self._in_document(question, title, language)
+        return Proposal(request, question, sentence.text[start:end], sentence.text, provenance)
+
+    def _sentences(self, text: str) -> list[_Sentence]:
+        out = []
+        for block in re.finditer(
+            r"[^\n]+(?:\n(?!\s*\n)[^\n]+)*", text
+        ):  # never across a blank line
+            for m in _SENTENCE.finditer(block.group()):
+                raw = m.group()
+                lead = len(raw) - len(raw.lstrip())
+                body = raw.strip()
+                words = len(body.split())
+                if (
+                    self.min_words <= words <= self.max_words
+                    and (body[:1].isupper() or body[:1].isdigit())
+                    and body[-1:] in ".!?"
+                ):
+                    start = block.start() + m.start() + lead
+                    out.append(_Sentence(start, start + len(body), body))
+        return out
+
+    @staticmethod
+    def _language(asked: str, text: str) -> str:
+        if asked:
+            code = LANGUAGES.get(asked.strip().casefold())
+            if code is None:
+                raise SituateError(
+                    f"question_generator=extractive: language {asked!r} has no templates; use "
+                    "English or Spanish (or the document's own language: '')"
+                )
+            return code
+        words = [w.casefold() for w in _WORD.findall(text)]
+        spanish = sum(w in _STOP["es"] for w in words)
+        return "es" if spanish > sum(w in _STOP["en"] for w in words) else "en"
+
+    @staticmethod
+    def _content(text: str, language: str) -> set[str]:
+        words = (w.casefold() for w in _WORD.findall(text))
+        return {w for w in words if len(w) >= 3 and w not in _STOP[language]}
+
+    def _score(self, sentence: str, counts: Counter, language: str) -> float:
+        return sum(1 / max(counts[w], 1) for w in self._content(sentence, language))
+
+    @staticmethod
+    def _answer(sentence: str, counts: Counter, language: str) -> tuple[int, int, str] | None:
+        """(start, end, kind) of the answer phrase in ``sentence``, or None (citations aside)."""
+        sentence = _ASIDE.sub(lambda m: " " * len(m.group()), sentence)  # offsets kept
+        numbers = [
+            (*m.span(pattern.groups), kind)  # the year of "in 2018"; the whole match otherwise
+            for kind, pattern in (
+                ("percent", _PERCENT),
+                ("year", _YEAR),
+                ("count", _COUNT),
+                ("other", _NUMBER),
+            )
+            for m in pattern.finditer(sentence)
+        ]
+        numbers = [n for n in numbers if _whole_token(sentence, n[0], n[1])]
+        if numbers:  # the first one; at one place, the most specific kind (listed first)
+            return min(numbers, key=lambda n: (n[0], -n[1]))
+        names = [(m.start(), m.end()) for m in _MIXED.finditer(sentence)]
+        for m in _CAPITALISED.finditer(sentence):
+            words = m.group().split()
+            start = m.start()
+            if start == 0:  # the sentence's first word is capitalised anyway
+                if len(words) == 1:
+                    continue
+                start += len(words[0]) + 1
+            if sentence[start : m.end()].casefold() not in _STOP[language]:
+                names.append((start, m.end()))
+        names = [n for n in names if _whole_token(sentence, *n)]
+        if not names:
+            return None
+
+        def rarity(span: tuple[int, int]) -> tuple[int, int]:
+            words = [w.casefold() for w in _WORD.findall(sentence[span[0] : span[1]])]
+            return (min((counts[w] for w in words), default=0), span[0])
+
+        start, end = min(names, key=rarity)
+        return start, end, "other"
+
+    @staticmethod
+    def _question(sentence: str, start: int, end: int, kind: str, language: str) -> str:
+        before = _CONNECTIVE.sub("", _ASIDE.sub("", sentence[:start]), count=1)
+        after = _ASIDE.sub("", sentence[end:]).rstrip(" .!?")
+        phrase = _PHRASES[language][kind]
+        if kind == "count" and language == "es" and _FEMININE.match(after):
+            phrase = "cuántas"
+        body = f"{before}{phrase}{after}".strip()
+        return f"{_OPEN[language]}{body[:1].upper()}{body[1:]}?"
+
+    @staticmethod
+    def _in_document(question: str, title: str, language: str) -> str:
+        opening = _OPEN[language]
+        body = question[len(opening) :]
+        if not _MIXED.match(body) and not re.match(r"[A-ZÁÉÍÓÚÑ]{2}", body):
+            body = body[:1].lower() + body[1:]  # "The season ..." -> "In X, the season ..."
+        return opening + _IN_DOCUMENT[language].format(title=title) + body
+
+
+def _whole_token(sentence: str, start: int, end: int) -> bool:
+    """Not a piece of a hyphenated or slashed token ("PD-10", "17-ODYA", "LC/MS")."""
+    return (start == 0 or sentence[start - 1] not in "-/") and (
+        end == len(sentence) or sentence[end] not in "-/"
+    )

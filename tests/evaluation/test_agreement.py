@@ -1,0 +1,64 @@
+"""Synthetic against human question sets: Kendall's tau of the arm orderings, per-arm differences."""
+
+from __future__ import annotations
+
+import pytest
+
+from situate.errors import SituateError
+from situate.evaluation.agreement import difference_ci, set_agreement
+
+# four arms, each set's per-question Pass@5 (human: 4 questions, synthetic: 2)
+HUMAN = {
+    "none+dense": [0, 0, 1, 1],  # mean 0.50
+    "none+rrf": [0, 1, 1, 1],  # 0.75
+    "heading+dense": [0, 1, 1, 1],  # 0.75 (tied with none+rrf)
+    "heading+rrf": [1, 1, 1, 1],  # 1.00
+}
+SYNTHETIC = {
+    "none+dense": [0, 0],  # 0.0
+    "none+rrf": [1, 0],  # 0.5
+    "heading+dense": [0, 0],  # 0.0
+    "heading+rrf": [1, 1],  # 1.0
+}
+
+
+def test_tau_counts_pairs_and_ties_by_hand():
+    # pairs of arms (human order, synthetic order): nd<nr (< <) concordant; nd<hd (< =) tied in
+    # synthetic; nd<hr (< <) concordant; nr=hd (= >) tied in human; nr<hr (< <) concordant;
+    # hd<hr (< <) concordant. tau-b = (C - D) / sqrt((n0 - T_h)(n0 - T_s))
+    # = (4 - 0) / sqrt((6 - 1)(6 - 1)) = 0.8
+    result = set_agreement(HUMAN, SYNTHETIC, resamples=2000)
+    assert result.tau == pytest.approx(0.8)
+    assert 0 < result.p_value < 1
+    by_arm = {a.arm: a for a in result.arms}
+    assert (by_arm["none+rrf"].human, by_arm["none+rrf"].synthetic) == (0.75, 0.5)
+    assert by_arm["none+dense"].difference == pytest.approx(-0.5)
+    assert by_arm["heading+rrf"].difference == 0.0
+    # every question of heading+rrf passes on both sets: no resample can differ
+    assert (by_arm["heading+rrf"].ci_low, by_arm["heading+rrf"].ci_high) == (0.0, 0.0)
+
+
+def test_a_reversed_ordering_is_tau_minus_one():
+    human = {"a": [0.1], "b": [0.2], "c": [0.3]}
+    synthetic = {"a": [0.9], "b": [0.5], "c": [0.1]}
+    assert set_agreement(human, synthetic, resamples=100).tau == pytest.approx(-1.0)
+    flat = {"a": [0.5], "b": [0.5], "c": [0.5]}  # no ordering at all: no agreement claimed
+    result = set_agreement(human, flat, resamples=100)
+    assert (result.tau, result.p_value) == (0.0, 1.0)
+
+
+def test_difference_interval_resamples_each_set_on_its_own():
+    # human [0, 1]: a resample's mean is 0 (p = 1/4), 0.5 (1/2) or 1 (1/4); synthetic [1, 1] is
+    # always 1. synthetic - human is 1, 0.5 or 0 with those odds: the 2.5% quantile is 0 and the
+    # 97.5% quantile is 1.
+    low, high = difference_ci([0, 1], [1, 1], resamples=4000, seed=3)
+    assert (low, high) == (0.0, 1.0)
+    # a 40% interval (the 30% and 70% quantiles) falls inside the middle value's half: 0.5, 0.5
+    assert difference_ci([0, 1], [1, 1], resamples=4000, confidence=0.4, seed=3) == (0.5, 0.5)
+
+
+def test_sets_of_other_arms_are_refused_in_one_line():
+    with pytest.raises(SituateError, match="same two or more arms"):
+        set_agreement({"a": [1], "b": [0]}, {"a": [1], "c": [0]})
+    with pytest.raises(SituateError, match="at least one scored question"):
+        difference_ci([], [1])
