@@ -171,13 +171,12 @@ def test_bad_word_limits_are_one_line():
 
 def test_through_the_engine_on_real_papers_every_quote_is_found_exactly(covid_qa_file):
     from situate.datasets.squad import SquadLoader
-    from situate.questions.generate import generate
+    from situate.questions.generate import build_requests, generate
 
     corpus = SquadLoader(str(covid_qa_file), max_documents=3).load()
-    result = generate(
-        corpus.documents, ExtractiveGenerator(), [], target=12,
-        mix={"factual": 0.5, "context_dependent": 0.5},
-    )  # fmt: skip
+    mix = {"factual": 0.5, "context_dependent": 0.5}
+    requests = build_requests(corpus.documents, target=12, mix=mix)
+    result = generate(corpus.documents, ExtractiveGenerator(), [], requests)
     kept = [q for q in result.questions if q.status == "kept"]
     assert len(result.questions) == 12 and len(kept) >= 9  # a few passages hold no candidate
     texts = {d.doc_id: d.text for d in corpus.documents}
