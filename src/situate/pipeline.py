@@ -39,7 +39,7 @@ from situate.rankings import Rankings
 from situate.records import Chunk, Context, Corpus
 from situate.reranking.base import CachedReranker, Reranker
 from situate.sparse.base import SparseEngine
-from situate.store import BlobStore, DirectoryCache, content_hash, texts_hash
+from situate.store import DirectoryCache, SqliteStores, Stores, content_hash, texts_hash
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +82,7 @@ class Pipeline:
         cache_dir: str | Path,
         price_book: PriceBook | None = None,
         unverified_cache: str = "refuse",
+        stores: Stores | None = None,
     ):
         self.dataset, self.chunker, self.context = dataset, chunker, context
         self.embedder, self.dense, self.sparse = embedder, dense, sparse
@@ -91,15 +92,16 @@ class Pipeline:
         self.loaded: tuple[Corpus, list[Chunk]] | None = None  # once loaded and chunked
         self.cache = DirectoryCache(Path(cache_dir) / "index")
         self.locks = Path(cache_dir) / "locks"
+        stores = stores or SqliteStores()
         # one commit per request batch: a kill mid-embedding pays again for one batch at most
         self.embeddings = CachedEmbeddings(
             embedder,
-            BlobStore(Path(cache_dir) / "embeddings.sqlite", "embeddings"),
+            stores.blobs(Path(cache_dir) / "embeddings.sqlite", "embeddings"),
             batch_size=getattr(embedder, "batch_size", 256),
             unverified=unverified_cache,
         )
         self.reranker_cached = CachedReranker(
-            reranker, BlobStore(Path(cache_dir) / "rerank.sqlite", "scores"), unverified_cache
+            reranker, stores.blobs(Path(cache_dir) / "rerank.sqlite", "scores"), unverified_cache
         )
 
     def endpoints(self) -> dict[str, str]:

@@ -25,8 +25,11 @@ RETRIEVERS = ("dense", "sparse")
 
 
 def index_key(cfg: DictConfig) -> str:
-    """sha256 of the resolved configs that determine the indexes (not fusion, reranker or eval)."""
-    return content_hash({g: OmegaConf.to_container(cfg[g], resolve=True) for g in INDEX_GROUPS})
+    """sha256 of the resolved configs that determine the indexes (not fusion, reranker or eval,
+    nor where the stores live: ``context.stores`` changes no answer, and keys stay as before)."""
+    groups = {g: OmegaConf.to_container(cfg[g], resolve=True) for g in INDEX_GROUPS}
+    groups["context"].pop("stores", None)
+    return content_hash(groups)
 
 
 def build(cfg: DictConfig, pipeline: Pipeline) -> tuple[Path, dict[str, float]]:

@@ -27,6 +27,7 @@ from situate.llm.ratelimit import RATE_GUARD_SECONDS, AIMDLimit, RateCeiling
 from situate.llm.retry import attempt_gate
 from situate.pricing import PriceBook
 from situate.progress import progress_bar
+from situate.store import Stores
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,9 @@ class Judge:
     llm : LLMProvider
         The judge model (``conf/llm/``; ``llm.base_url`` points it at an emulator).
     store : str
-        The judgment store (SQLite file).
+        The judgment store's SQLite file (``store: sqlite``; its table with ``store: postgres``).
+    stores : Stores or None
+        The backend of the stores (``conf/store/``); None is SQLite.
     pricing : PriceBook
         Prices of the judge model (``conf/pricing/``).
     depth : int
@@ -73,6 +76,7 @@ class Judge:
         llm: LLMProvider,
         store: str,
         pricing: PriceBook,
+        stores: Stores | None = None,
         depth: int = 20,
         relevant_from: int = 2,
         max_tokens: int = 1,
@@ -95,7 +99,7 @@ class Judge:
         if relevant_from not in (1, 2, 3):
             raise SituateError(f"judge.relevant_from={relevant_from} must be 1, 2 or 3 (a grade)")
         RateCeiling(rpm, tpm)  # validates both
-        self.llm, self.store, self.pricing = llm, JudgeStore(store), pricing
+        self.llm, self.store, self.pricing = llm, JudgeStore(store, stores), pricing
         self.depth, self.relevant_from = depth, relevant_from
         self.max_tokens, self.answer_prefix = max_tokens, answer_prefix
         self.agreement_pairs, self.seed = agreement_pairs, seed

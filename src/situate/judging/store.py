@@ -1,4 +1,4 @@
-"""Judgments on disk (SQLite, one transaction per judgment), content addressed.
+"""Judgments in a store (SQLite or Postgres, one transaction per judgment), content addressed.
 
 The key is the hash of the judge's identity (provider, model, generation parameters and the
 endpoint, so an emulator's grades are never served to a run against the real API), the prompt's
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from situate.errors import SituateError
 from situate.records import Usage
-from situate.store import BlobStore, ChargeRows, content_hash
+from situate.store import ChargeRows, SqliteStores, Stores, content_hash
 
 
 @dataclass
@@ -38,9 +38,10 @@ class StoredJudgment:
 
 
 class JudgeStore:
-    def __init__(self, path: str | Path):
-        self.blobs = BlobStore(path, "judgments")
-        self.charges = ChargeRows(path, "judgment_charges")
+    def __init__(self, path: str | Path, stores: Stores | None = None):
+        stores = stores or SqliteStores()
+        self.blobs = stores.blobs(path, "judgments")
+        self.charges = ChargeRows(stores.blobs(path, "judgment_charges"))
 
     @staticmethod
     def key(identity: dict, prompt_hash: str, question: str, chunk_text: str) -> str:
@@ -51,7 +52,7 @@ class JudgeStore:
         for stored in found.values():
             if stored.endpoint != endpoint:
                 raise SituateError(
-                    f"{self.blobs.path}: a judgment stored for {endpoint or 'a local model'} "
+                    f"{self.blobs.where}: a judgment stored for {endpoint or 'a local model'} "
                     f"records {stored.endpoint or 'a local model'} as its writer (a corrupted or "
                     "hand-edited store); move the file aside"
                 )
