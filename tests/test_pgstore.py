@@ -416,3 +416,22 @@ def test_mlflow_server_pg_keeps_runs_in_postgres(pg_server: dict, admin, tmp_pat
     with psycopg.connect(uri) as conn:
         rows = conn.execute("SELECT name, status FROM runs").fetchall()
     assert rows == [("one", "FINISHED")]
+
+
+@pytest.mark.slow
+def test_cli_run_with_store_postgres_keeps_vectors_in_postgres(cookbook_dir: Path, tmp_path):
+    """``situate run store=postgres`` on the embedded server: no SQLite store is written, and a
+    rerun without the cache folder embeds nothing (the vectors came from Postgres)."""
+    from conftest import run_cli
+
+    args = ("run", "store=postgres", "dataset.max_documents=3", "tracking=none")
+    first = run_cli(*args, f"output_dir={tmp_path}")
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert not list((tmp_path / "cache").glob("*.sqlite"))
+    shutil.rmtree(tmp_path / "cache")
+    second = run_cli(*args, f"output_dir={tmp_path}")
+    assert second.returncode == 0, second.stderr[-3000:]
+    runs = sorted(tmp_path.glob("runs/*/*/result.json"), key=os.path.getmtime)
+    m1, m2 = (json.loads(r.read_text())["metrics"] for r in runs)
+    assert m1["texts_embedded"] == 38 and m2["texts_embedded"] == 0  # 27 chunks + 11 questions
+    assert m1["mrr"] == m2["mrr"]
