@@ -419,19 +419,78 @@ def test_mlflow_server_pg_keeps_runs_in_postgres(pg_server: dict, admin, tmp_pat
 
 
 @pytest.mark.slow
-def test_cli_run_with_store_postgres_keeps_vectors_in_postgres(cookbook_dir: Path, tmp_path):
+def test_cli_run_with_store_postgres_keeps_vectors_in_postgres(cookbook_dir: Path) -> None:
     """``situate run store=postgres`` on the embedded server: no SQLite store is written, and a
-    rerun without the cache folder embeds nothing (the vectors came from Postgres)."""
+    rerun without the cache folder embeds nothing (the vectors came from Postgres). The output
+    folder is not under pytest's basetemp, which other sessions reset to 0700 (as root the
+    server runs as another user)."""
     from conftest import run_cli
 
+    output = Path(tempfile.mkdtemp(prefix="situate-pgstore-cli-"))
     args = ("run", "store=postgres", "dataset.max_documents=3", "tracking=none")
-    first = run_cli(*args, f"output_dir={tmp_path}")
-    assert first.returncode == 0, first.stderr[-3000:]
-    assert not list((tmp_path / "cache").glob("*.sqlite"))
-    shutil.rmtree(tmp_path / "cache")
-    second = run_cli(*args, f"output_dir={tmp_path}")
-    assert second.returncode == 0, second.stderr[-3000:]
-    runs = sorted(tmp_path.glob("runs/*/*/result.json"), key=os.path.getmtime)
-    m1, m2 = (json.loads(r.read_text())["metrics"] for r in runs)
+    try:
+        first = run_cli(*args, f"output_dir={output}")
+        assert first.returncode == 0, first.stderr[-3000:]
+        assert not list((output / "cache").glob("*.sqlite"))
+        shutil.rmtree(output / "cache")
+        second = run_cli(*args, f"output_dir={output}")
+        assert second.returncode == 0, second.stderr[-3000:]
+        runs = sorted(output.glob("runs/*/*/result.json"), key=os.path.getmtime)
+        m1, m2 = (json.loads(r.read_text())["metrics"] for r in runs)
+    finally:
+        shutil.rmtree(output, ignore_errors=True)
     assert m1["texts_embedded"] == 38 and m2["texts_embedded"] == 0  # 27 chunks + 11 questions
     assert m1["mrr"] == m2["mrr"]
+
+
+def test_two_judges_sharing_a_store_pay_each_pair_once(pg: dict, admin, key_env) -> None:
+    """Two judges of one study at once, each with its own connections (sessions, as two
+    processes have): while the first's four calls are held at the emulator, the second's four
+    workers wait on its claims; each pair is billed once and both get the same grades."""
+    import threading
+
+    from situate.judging.judge import Judge
+    from situate.judging.pool import Pair
+    from situate.llm.anthropic_provider import AnthropicProvider
+    from situate.pricing import load_price_book
+
+    question = "How do I stream tokens from the messages API?"
+    pairs = [
+        Pair("q1", question, "Stream tokens with client.messages.stream().", "a"),
+        Pair("q1", question, "Tokens are counted by the messages endpoint.", "b"),
+        Pair("q1", question, "def add(x, y): return x + y", "c"),
+        Pair("q2", "What is a vector database?", "A vector database stores embeddings.", "d"),
+    ]
+    with AnthropicEmulator(api_key=KEY, ttft=0.0) as emu:
+        llm = AnthropicProvider("claude-haiku-4-5", base_url=emu.url, backoff_base=0.005)
+        judges = [
+            Judge(llm, "unused.sqlite", load_price_book(), stores=PostgresStores(**pg))
+            for _ in range(2)
+        ]
+        runs: list = [None, None]
+
+        def judge(i: int) -> None:
+            runs[i] = judges[i].judge(pairs)
+
+        emu.hold(after=0)
+        threads = [threading.Thread(target=judge, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        assert emu.wait_held(4), "the four pairs were never sent"
+        # both judges' workers (4 each) and their openers (1 each) are on the server
+        wait_until(lambda: len(connections(admin)) >= 10, "both judges' workers connected")
+        emu.release()
+        for t in threads:
+            t.join(HANG)
+        billed = billed_keys(emu)
+    assert len(billed) == 4 and set(billed.values()) == {1}
+    assert len(runs[0].calls) + len(runs[1].calls) == 4
+    grades = [{k: j.grade for k, j in r.judgments.items()} for r in runs]
+    assert grades[0] == grades[1] and sorted(grades[0].values()) == [0, 2, 3, 3]
+
+
+def connections(admin) -> list[int]:
+    """Backend pids of this process's situate connections."""
+    name = f"situate-{os.getpid()}"
+    rows = admin.execute("SELECT pid FROM pg_stat_activity WHERE application_name = %s", [name])
+    return [pid for (pid,) in rows.fetchall()]

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from situate.errors import SituateError
-from situate.postgres import DSN_ENV, Postgres, _lock_id, _psycopg
+from situate.postgres import DSN_ENV, Postgres, lock_id, psycopg_module
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ class PostgresBlobStore:
             if not present:  # created once, under the schema's lock (a replica only reads)
                 with conn.transaction():
                     conn.execute(
-                        "SELECT pg_advisory_xact_lock(%s)", [_lock_id(f"situate:{server.schema}")]
+                        "SELECT pg_advisory_xact_lock(%s)", [lock_id(f"situate:{server.schema}")]
                     )
                     conn.execute(
                         sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
@@ -118,7 +118,7 @@ class PostgresBlobStore:
     def _errors(self, action: str) -> Iterator[None]:
         try:
             yield
-        except _psycopg().Error as e:
+        except psycopg_module().Error as e:
             raise self.stores.server.error(
                 f"{action} store table {self.stores.server.schema}.{self.table}", e
             ) from None
@@ -192,7 +192,7 @@ class PostgresBlobStore:
                 f"${self.stores.server.dsn_env} at the primary"
             )
         conn = self.stores.connection()
-        lock = _lock_id(f"claim:{self.stores.server.schema}.{self.table}:{key}")
+        lock = lock_id(f"claim:{self.stores.server.schema}.{self.table}:{key}")
         deadline = time.monotonic() + self.stores.claim_wait_s
         waited = False
         while True:
@@ -221,5 +221,7 @@ class PostgresBlobStore:
         try:
             yield self.get_many([key]).get(key)  # stored by a peer between our read and the claim
         finally:
-            with contextlib.suppress(_psycopg().Error):  # a lost connection lost its locks too
+            with contextlib.suppress(
+                psycopg_module().Error
+            ):  # a lost connection lost its locks too
                 conn.execute("SELECT pg_advisory_unlock(%s)", [lock])

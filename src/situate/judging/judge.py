@@ -157,7 +157,7 @@ class Judge:
                 else:
                     with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
                         list(pool.map(lambda kp: self._call(*kp, run, advance), todo))
-        missing = len(todo) - len(run.calls)
+        missing = sum(1 for k, _ in todo if k not in run.judgments)
         if self.budget is not None and self.budget.stopped:
             raise SituateError(
                 f"judge: budget reached: ${self.budget.spent:.4f} of judge.budget_usd="
@@ -184,6 +184,17 @@ class Judge:
         return estimated_tokens(request.prompt + request.answer_prefix) + request.max_tokens
 
     def _call(self, key: str, pair: Pair, run: JudgeRun, advance) -> None:
+        """Judge one pair, unless another process stored its judgment meanwhile (Postgres: or is
+        paying for it now: its answer is waited for, see :mod:`situate.pgstore`)."""
+        with self.store.claim(key, self.endpoint) as peers:
+            if peers is not None:
+                with self._lock:
+                    run.judgments[key] = peers
+                advance(1)
+                return
+            self._send(key, pair, run, advance)
+
+    def _send(self, key: str, pair: Pair, run: JudgeRun, advance) -> None:
         request = self.request(pair)
         estimate = self.budget.estimate(request) if self.budget else 0.0
         if self.budget and not self.budget.reserve(estimate):

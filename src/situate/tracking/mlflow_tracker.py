@@ -138,14 +138,14 @@ class MlflowTracker:
         """Connect to a Postgres tracking database within ``probe_seconds``, errors as one line."""
         import psycopg
 
-        from situate.postgres import _password_of
+        from situate.postgres import password_of
 
         conninfo = "postgresql://" + self.uri.split("://", 1)[1]
         try:
             psycopg.connect(conninfo, connect_timeout=max(1, round(self.probe_seconds))).close()
         except psycopg.Error as e:
             detail = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            password = _password_of(conninfo)
+            password = password_of(conninfo)
             if password:
                 detail = detail.replace(password, "***")
             raise SituateError(
@@ -159,11 +159,11 @@ class MlflowTracker:
         """Hold an advisory lock of the MLflow database (released with the connection)."""
         import psycopg
 
-        from situate.postgres import _lock_id
+        from situate.postgres import lock_id
 
         conninfo = "postgresql://" + self.uri.split("://", 1)[1]
         with psycopg.connect(conninfo, autocommit=True) as conn:
-            conn.execute("SELECT pg_advisory_lock(%s)", [_lock_id("situate:mlflow-schema")])
+            conn.execute("SELECT pg_advisory_lock(%s)", [lock_id("situate:mlflow-schema")])
             yield
 
     def _client(self):
