@@ -89,7 +89,8 @@ class StoredContext:
 
 
 class ContextStore:
-    """Contexts on disk (SQLite, one transaction per context), content addressed.
+    """Contexts in a store (a SQLite file, or a Postgres table with ``store: postgres``; one
+    transaction per context), content addressed.
 
     With a budget, the same file keeps *charges*: one row per attempt that may have been billed
     without its answer being stored (``<context key>#<attempt id>`` -> USD, the attempt's
