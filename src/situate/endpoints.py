@@ -114,7 +114,7 @@ def recover_unverified(
     pending = {key: old for key, old in legacy_of.items() if old in found}
     if policy == "refuse":
         raise SituateError(
-            f"{store.path}: {len(pending)} {what} this run needs were stored by an older situate "
+            f"{store.where}: {len(pending)} {what} this run needs were stored by an older situate "
             "without the endpoint that wrote them (an emulator's would pass for the real API's); "
             f"if {endpoint_} wrote them, rerun with unverified_cache=adopt, or with "
             "unverified_cache=ignore to pay for new ones"

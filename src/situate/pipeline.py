@@ -40,7 +40,7 @@ from situate.rankings import Rankings
 from situate.records import Chunk, Context, Corpus
 from situate.reranking.base import CachedReranker, Reranker
 from situate.sparse.base import SparseEngine
-from situate.store import BlobStore, DirectoryCache, content_hash, texts_hash
+from situate.store import DirectoryCache, SqliteStores, Stores, content_hash, texts_hash
 from situate.tokens import token_counter
 
 log = logging.getLogger(__name__)
@@ -85,6 +85,7 @@ class Pipeline:
         price_book: PriceBook | None = None,
         unverified_cache: str = "refuse",
         execution: Execution | None = None,
+        stores: Stores | None = None,
     ):
         self.dataset, self.chunker, self.context = dataset, chunker, context
         # where contexts and document embeddings are computed (situate.execution)
@@ -96,15 +97,16 @@ class Pipeline:
         self.loaded: tuple[Corpus, list[Chunk]] | None = None  # once loaded and chunked
         self.cache = DirectoryCache(Path(cache_dir) / "index")
         self.locks = Path(cache_dir) / "locks"
+        stores = stores or SqliteStores()
         # one commit per request batch: a kill mid-embedding pays again for one batch at most
         self.embeddings = CachedEmbeddings(
             embedder,
-            BlobStore(Path(cache_dir) / "embeddings.sqlite", "embeddings"),
+            stores.blobs(Path(cache_dir) / "embeddings.sqlite", "embeddings"),
             batch_size=embedder.batch_size,
             unverified=unverified_cache,
         )
         self.reranker_cached = CachedReranker(
-            reranker, BlobStore(Path(cache_dir) / "rerank.sqlite", "scores"), unverified_cache
+            reranker, stores.blobs(Path(cache_dir) / "rerank.sqlite", "scores"), unverified_cache
         )
 
     def endpoints(self) -> dict[str, str]:

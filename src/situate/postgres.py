@@ -52,7 +52,8 @@ INSTALL_FIX = "install the postgres extra (`make install`, or pip install 'situa
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 
-def _psycopg():
+def psycopg_module():
+    """psycopg 3, or a one-line error saying how to install it."""
     try:
         import psycopg
     except ImportError:
@@ -109,7 +110,7 @@ class Postgres:
 
     def connect(self):
         """An autocommit connection (psycopg 3) to this server, errors as one line."""
-        psycopg = _psycopg()
+        psycopg = psycopg_module()
         dsn = os.environ.get(self.dsn_env)
         if dsn:
             try:
@@ -122,7 +123,7 @@ class Postgres:
                     "postgresql://user:password@host:port/database (or key=value pairs)"
                 ) from None
             params: dict[str, Any] = {"conninfo": dsn}
-            secret = _password_of(dsn)
+            secret = password_of(dsn)
         else:
             params = embedded_server(Path(self.data_dir), self.listen).conninfo()
             secret = params.get("password")
@@ -171,7 +172,7 @@ class Postgres:
         """
         from psycopg import sql
 
-        psycopg = _psycopg()
+        psycopg = psycopg_module()
         try:
             if self.registered(conn, name):
                 log.info("postgres: table %s.%s is built already", self.schema, name)
@@ -211,7 +212,7 @@ class Postgres:
         from psycopg import sql
 
         with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", [_lock_id(f"situate:{self.schema}")])
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", [lock_id(f"situate:{self.schema}")])
             if extension:
                 try:
                     with conn.transaction():
@@ -220,7 +221,7 @@ class Postgres:
                                 sql.Identifier(extension)
                             )
                         )
-                except _psycopg().Error as e:
+                except psycopg_module().Error as e:
                     raise self.error(f"create extension {extension}", e) from None
             conn.execute(
                 sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
@@ -237,13 +238,13 @@ class Postgres:
 
     def error(self, action: str, e: Exception, secret: str | None = None) -> SituateError:
         """One line for a psycopg error: what failed, where, and the fix (never the DSN)."""
-        psycopg = _psycopg()
+        psycopg = psycopg_module()
         errors = psycopg.errors
         if isinstance(e, SituateError):
             return e
         detail = _first_line(e)
         dsn = os.environ.get(self.dsn_env, "")
-        for hidden in filter(None, (dsn, secret, _password_of(dsn))):
+        for hidden in filter(None, (dsn, secret, password_of(dsn))):
             detail = detail.replace(hidden, "***")
         where = self.where()
         variable = f"${self.dsn_env}" if os.environ.get(self.dsn_env) else "the data_dir"
@@ -276,7 +277,8 @@ def _first_line(e: BaseException) -> str:
     return (str(e).strip().splitlines() or [type(e).__name__])[0]
 
 
-def _password_of(dsn: str) -> str | None:
+def password_of(dsn: str) -> str | None:
+    """The password a DSN (URL or key=value pairs) carries, to hide it from messages."""
     if not dsn:
         return None
     try:
@@ -287,7 +289,8 @@ def _password_of(dsn: str) -> str | None:
         return None
 
 
-def _lock_id(text: str) -> int:
+def lock_id(text: str) -> int:
+    """A Postgres advisory lock id (60 bits of sha256) naming ``text``."""
     return int(hashlib.sha256(text.encode()).hexdigest()[:15], 16)
 
 
@@ -412,7 +415,7 @@ class EmbeddedServer:
 
     def _set_password(self, sockets: Path) -> None:
         """A random password for the superuser over TCP (the socket trusts the server's own user)."""
-        psycopg = _psycopg()
+        psycopg = psycopg_module()
         password = secrets.token_urlsafe(24)
         pid_file = _postmaster(self.pgdata)
         with psycopg.connect(

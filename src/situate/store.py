@@ -32,7 +32,7 @@ import threading
 import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 
 def content_hash(*parts: Any) -> str:
@@ -74,6 +74,18 @@ class BlobStore:
             db.execute(
                 f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value BLOB NOT NULL)"
             )
+
+    @property
+    def where(self) -> str:
+        """Where the entries live, for messages."""
+        return str(self.path)
+
+    @contextlib.contextmanager
+    def claim(self, key: str) -> Iterator[bytes | None]:
+        """Hold ``key`` while the block pays for its answer. SQLite keeps no claims (processes
+        sharing a file may both pay for an answer neither had stored); the Postgres backend's
+        :meth:`situate.pgstore.PostgresBlobStore.claim` waits for a live peer's answer instead."""
+        yield None
 
     def _connect(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -127,22 +139,51 @@ class BlobStore:
             return db.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0]
 
 
-class ChargeRows(BlobStore):
+class ChargeRows:
     """Attempts that may have been billed without their answer stored: one row per attempt,
-    ``<answer key>#<attempt id>`` -> USD (the attempt's reserved estimate). A row is written before
-    the attempt is sent and deleted once its answer is stored or it is answered with an error; a
-    row left behind (no answer, or a killed process) counts as spent for every later run."""
+    ``<answer key>#<attempt id>`` -> USD (the attempt's reserved estimate), in ``rows`` (a table
+    of either backend). A row is written before the attempt is sent and deleted once its answer
+    is stored or it is answered with an error; a row left behind (no answer, or a killed process)
+    counts as spent for every later run."""
+
+    def __init__(self, rows: BlobStore):
+        self.rows = rows
 
     def charge(self, key: str, usd: float) -> str:
         """Record a possibly billed attempt for ``key``; returns its row's key."""
         row = f"{key}#{uuid.uuid4().hex[:16]}"
-        self.put_many([(row, repr(float(usd)).encode())])
+        self.rows.put_many([(row, repr(float(usd)).encode())])
         return row
+
+    def clear(self, row: str) -> None:
+        """The attempt of ``row`` was answered (stored, or an error: not billed)."""
+        self.rows.delete_many([row])
 
     def charged(self, keys: set[str]) -> tuple[float, int]:
         """USD and number of possibly billed attempts recorded for ``keys``."""
-        rows = [float(v) for r, v in self.items() if r.split("#", 1)[0] in keys]
+        rows = [float(v) for r, v in self.rows.items() if r.split("#", 1)[0] in keys]
         return sum(rows), len(rows)
+
+
+class Stores(Protocol):
+    """Where the stores live (config group ``store``): :class:`SqliteStores` or
+    :class:`situate.pgstore.PostgresStores`."""
+
+    name: str
+
+    def blobs(self, path: str | Path, table: str) -> BlobStore:
+        """The store ``table`` of ``path`` (a SQLite file, or what stands for it)."""
+        ...
+
+
+class SqliteStores:
+    """``store: sqlite`` (the default): each store a table in a SQLite file under ``cache_dir``
+    (``contexts.sqlite``, ``embeddings.sqlite``...), shared by the processes of one machine."""
+
+    name = "sqlite"
+
+    def blobs(self, path: str | Path, table: str) -> BlobStore:
+        return BlobStore(path, table)
 
 
 class _Transaction:

@@ -29,12 +29,13 @@ forgotten: each attempt leaves a charge row in the store until it is answered (s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -58,7 +59,7 @@ from situate.llm.retry import attempt_gate
 from situate.pricing import PriceBook
 from situate.progress import progress_bar
 from situate.records import Chunk, Context, Corpus, Document, Usage
-from situate.store import BlobStore, ChargeRows, content_hash
+from situate.store import ChargeRows, SqliteStores, Stores, content_hash
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +87,8 @@ class StoredContext:
 
 
 class ContextStore:
-    """Contexts on disk (SQLite, one transaction per context), content addressed.
+    """Contexts in a store (a SQLite file, or a Postgres table with ``store: postgres``; one
+    transaction per context), content addressed.
 
     With a budget, the same file keeps *charges*: one row per attempt that may have been billed
     without its answer being stored (``<context key>#<attempt id>`` -> USD, the attempt's
@@ -97,9 +99,10 @@ class ContextStore:
     counts the rows of its keys as spent.
     """
 
-    def __init__(self, path: str | Path):
-        self.blobs = BlobStore(path, "contexts")
-        self.charges = ChargeRows(path, "context_charges")
+    def __init__(self, path: str | Path, stores: Stores | None = None):
+        stores = stores or SqliteStores()
+        self.blobs = stores.blobs(path, "contexts")
+        self.charges = ChargeRows(stores.blobs(path, "context_charges"))
 
     @staticmethod
     def key(
@@ -122,13 +125,26 @@ class ContextStore:
         """The stored contexts of ``keys``; one recorded as written by another endpoint is refused."""
         found = {k: StoredContext.from_bytes(v) for k, v in self.blobs.get_many(keys).items()}
         for stored in found.values():
-            if stored.endpoint and stored.endpoint != endpoint:
-                raise SituateError(
-                    f"{self.blobs.path}: a context stored for {endpoint or 'a local model'} records "
-                    f"{stored.endpoint} as its writer (a corrupted or hand-edited store); "
-                    "move the file aside"
-                )
+            self._check_writer(stored, endpoint)
         return found
+
+    def _check_writer(self, stored: StoredContext, endpoint: str) -> None:
+        if stored.endpoint and stored.endpoint != endpoint:
+            raise SituateError(
+                f"{self.blobs.where}: a context stored for {endpoint or 'a local model'} records "
+                f"{stored.endpoint} as its writer (a corrupted or hand-edited store); "
+                "move the file aside (Postgres: delete its row)"
+            )
+
+    @contextlib.contextmanager
+    def claim(self, key: str, endpoint: str = "") -> Iterator[StoredContext | None]:
+        """Hold ``key`` while the block pays for its context; yields the context another process
+        stored meanwhile instead (Postgres: a live peer holding the key is waited on), else None."""
+        with self.blobs.claim(key) as blob:
+            stored = None if blob is None else StoredContext.from_bytes(blob)
+            if stored is not None:
+                self._check_writer(stored, endpoint)
+            yield stored
 
     def recover_unverified(
         self, legacy_of: dict[str, str], policy: str, model: str, endpoint: str
@@ -143,9 +159,10 @@ class ContextStore:
         )
         if adopted:  # attempts charged under the old keys now count under the new ones
             new_of = {old: new for new, old in legacy_of.items() if new in adopted}
-            rows = [(r, v) for r, v in self.charges.items() if r.split("#", 1)[0] in new_of]
+            charges = self.charges.rows
+            rows = [(r, v) for r, v in charges.items() if r.split("#", 1)[0] in new_of]
             moved = {f"{new_of[r.split('#', 1)[0]]}#{r.split('#', 1)[1]}": v for r, v in rows}
-            self.charges.move(moved, [r for r, _ in rows])
+            charges.move(moved, [r for r, _ in rows])
             log.warning(
                 "contexts: %d stored without their endpoint adopted as written by %s "
                 "(unverified_cache=adopt)",
@@ -168,7 +185,10 @@ class LLMContext(Placement):
     llm : LLMProvider
         The model (``conf/llm/``), with its minimum cacheable prompt length and context window.
     store : str
-        The context store (SQLite file).
+        The context store's SQLite file (``store: sqlite``; its table with ``store: postgres``).
+    stores : Stores or None
+        The backend of every store (``conf/store/``: SQLite files, or tables of a Postgres server
+        shared by processes that then never pay twice for one context); None is SQLite.
     unverified : {"refuse", "adopt", "ignore"}
         What to do with contexts this run needs that an older situate stored without the
         endpoint that wrote them (:mod:`situate.endpoints`; ``unverified_cache`` in config.yaml).
@@ -197,6 +217,7 @@ class LLMContext(Placement):
         llm: LLMProvider,
         store: str,
         unverified: str = "refuse",
+        stores: Stores | None = None,
         concurrency: int = 4,
         first_call_alone: bool = True,
         batch: bool = False,
@@ -229,7 +250,7 @@ class LLMContext(Placement):
         self.ceiling: RateCeiling | None = None
         self.prompt = prompt
         self.llm = llm
-        self.store = ContextStore(store)
+        self.store = ContextStore(store, stores)
         self.unverified = unverified
         if budget_usd is not None and pricing is None:
             raise SituateError(
@@ -413,7 +434,23 @@ class LLMContext(Placement):
     ) -> bool:
         """One chunk's call through the gates; True if its context was stored. ``started()``
         runs when the answer starts (streamed where the provider can say so, else once it ends);
-        ``CacheWindowMissed`` if the gates held it past ``deadline`` (nothing was sent)."""
+        ``CacheWindowMissed`` if the gates held it past ``deadline`` (nothing was sent). The key
+        is claimed in the store first: a context another process stored meanwhile (Postgres: or
+        is paying for now) is taken as it is, and nothing is sent."""
+        with self.store.claim(keys[row], self.endpoint) as peers:
+            if peers is not None:
+                with self._lock:
+                    stored[keys[row]] = peers
+                started()
+                advance(1)
+                return True
+            return self._send(
+                doc_id, row, chunks, rendered, keys, stored, advance, started, deadline
+            )
+
+    def _send(
+        self, doc_id, row, chunks, rendered, keys, stored, advance, started, deadline
+    ) -> bool:
         request = self._request(rendered[row])
         estimate = self.budget.estimate(request) if self.budget else 0.0
         if self.budget and not self.budget.reserve(estimate, wait=True):

@@ -24,6 +24,7 @@ from situate.llm.base import LLMProvider, LLMRequest, LLMResponse
 from situate.llm.paid_calls import PaidCalls
 from situate.pricing import PriceBook
 from situate.progress import progress_bar
+from situate.store import Stores
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,9 @@ class Judge:
     llm : LLMProvider
         The judge model (``conf/llm/``; ``llm.base_url`` points it at an emulator).
     store : str
-        The judgment store (SQLite file).
+        The judgment store's SQLite file (``store: sqlite``; its table with ``store: postgres``).
+    stores : Stores or None
+        The backend of the stores (``conf/store/``); None is SQLite.
     pricing : PriceBook
         Prices of the judge model (``conf/pricing/``).
     depth : int
@@ -70,6 +73,7 @@ class Judge:
         llm: LLMProvider,
         store: str,
         pricing: PriceBook,
+        stores: Stores | None = None,
         depth: int = 20,
         relevant_from: int = 2,
         max_tokens: int = 1,
@@ -91,7 +95,7 @@ class Judge:
                 raise SituateError(f"judge.{name}={value} must be >= {least}")
         if relevant_from not in (1, 2, 3):
             raise SituateError(f"judge.relevant_from={relevant_from} must be 1, 2 or 3 (a grade)")
-        self.llm, self.store, self.pricing = llm, JudgeStore(store), pricing
+        self.llm, self.store, self.pricing = llm, JudgeStore(store, stores), pricing
         self.paid = PaidCalls(
             llm, pricing, self.store.charges, "judge", concurrency, budget_usd, rpm, tpm,
             increase_after,
@@ -155,13 +159,21 @@ class Judge:
                 else:
 
                     def call(kp: tuple[str, Pair]) -> None:
-                        self.paid.call(kp[0], self.request(kp[1]), keep)
+                        # unless another process stored it meanwhile (Postgres: or is paying for
+                        # it now: its answer is waited for, see situate.pgstore)
+                        key, pair = kp
+                        with self.store.claim(key, self.endpoint) as peers:
+                            if peers is None:
+                                self.paid.call(key, self.request(pair), keep)
+                            else:
+                                with self._lock:
+                                    run.judgments[key] = peers
                         advance(1)
 
                     with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
                         list(pool.map(call, todo))
             run.failures = [(pair_of[k], error) for k, error in self.paid.failures]
-        missing = len(todo) - len(run.calls)
+        missing = sum(1 for k, _ in todo if k not in run.judgments)
         if self.paid.stopped:
             raise self.paid.budget_error(
                 "this study's judgments", f"{missing} pairs are not judged yet"

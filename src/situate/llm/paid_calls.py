@@ -110,7 +110,7 @@ class CallGate:
 
     def _clear(self) -> None:
         if self.charge is not None:
-            self.charges.delete_many([self.charge])
+            self.charges.clear(self.charge)
             self.charge = None
 
     def release_reservation(self) -> None:

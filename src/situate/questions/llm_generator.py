@@ -33,7 +33,7 @@ from situate.questions.prompts import (
 )
 from situate.questions.records import Provenance
 from situate.questions.store import GenerationStore, StoredGeneration
-from situate.store import content_hash
+from situate.store import Stores, content_hash
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,9 @@ class LLMQuestionGenerator:
     pricing : PriceBook
         Its prices (``conf/pricing/``).
     store : str
-        The generation store (SQLite file).
+        The generation store (SQLite file, or the table's name under ``store=postgres``).
+    stores : Stores or None
+        The backend of the stores (``conf/store/``); None is SQLite.
     max_tokens : int
         Tokens of each answer (the JSON object).
     concurrency, batch, budget_usd, rpm, tpm, increase_after
@@ -61,6 +63,7 @@ class LLMQuestionGenerator:
         llm: LLMProvider,
         pricing: PriceBook,
         store: str,
+        stores: Stores | None = None,
         max_tokens: int = 300,
         concurrency: int = 4,
         batch: bool = False,
@@ -74,7 +77,7 @@ class LLMQuestionGenerator:
                 f"question_generator.max_tokens={max_tokens} must be >= 16 (the answer is JSON)"
             )
         self.llm, self.pricing = llm, pricing
-        self.store = GenerationStore(store)
+        self.store = GenerationStore(store, stores)
         self.paid = PaidCalls(
             llm, pricing, self.store.charges, "question_generator", concurrency, budget_usd,
             rpm, tpm, increase_after,

@@ -1,4 +1,5 @@
-"""Generated questions on disk (SQLite, one transaction per answer), content addressed.
+"""Generated questions on disk (SQLite or ``store=postgres``, one transaction per answer), content
+addressed.
 
 The key is the hash of the generator model's identity (provider, model, generation parameters
 and the endpoint, so an emulator's answers are never served to a run against the real API), the
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from situate.errors import SituateError
 from situate.records import Usage
-from situate.store import BlobStore, ChargeRows, content_hash
+from situate.store import ChargeRows, SqliteStores, Stores, content_hash
 
 
 @dataclass
@@ -39,9 +40,10 @@ class StoredGeneration:
 
 
 class GenerationStore:
-    def __init__(self, path: str | Path):
-        self.blobs = BlobStore(path, "generations")
-        self.charges = ChargeRows(path, "generation_charges")
+    def __init__(self, path: str | Path, stores: Stores | None = None):
+        stores = stores or SqliteStores()
+        self.blobs = stores.blobs(path, "generations")
+        self.charges = ChargeRows(stores.blobs(path, "generation_charges"))
 
     @staticmethod
     def key(identity: dict, prompt_sha256: str, passage_text: str) -> str:
@@ -52,9 +54,9 @@ class GenerationStore:
         for stored in found.values():
             if stored.endpoint != endpoint:
                 raise SituateError(
-                    f"{self.blobs.path}: a question stored for {endpoint or 'a local model'} "
+                    f"{self.blobs.where}: a question stored for {endpoint or 'a local model'} "
                     f"records {stored.endpoint or 'a local model'} as its writer (a corrupted or "
-                    "hand-edited store); move the file aside"
+                    "hand-edited store); move the file aside (Postgres: delete its row)"
                 )
         return found
 

@@ -23,6 +23,7 @@ import numpy as np
 from situate.errors import SituateError
 from situate.report.writing_cost import WritingCost, writing_cost
 from situate.store import content_hash
+from situate.tracking.base import without_credentials
 from situate.tracking.summary import GROUPS, LLM_GROUPS, RESULT_FILE
 
 CHOICE_GROUPS = GROUPS + LLM_GROUPS
@@ -138,7 +139,7 @@ def load_study(
     exp = client.get_experiment_by_name(study)
     if exp is None:
         raise SituateError(
-            f"study {study}: no MLflow experiment of that name in {tracking_uri}; run the study "
+            f"study {study}: no MLflow experiment of that name in {without_credentials(tracking_uri)}; run the study "
             "first (situate run experiment=...) or set study= to an existing one"
         )
     runs = _search(client, exp.experiment_id)
@@ -163,7 +164,9 @@ def load_study(
         source = "finished runs"
     if not data:
         where = f"sweep {parent.run_id}" if parent else "the experiment"
-        raise SituateError(f"study {study}: {where} has no runs to report on in {tracking_uri}")
+        raise SituateError(
+            f"study {study}: {where} has no runs to report on in {without_credentials(tracking_uri)}"
+        )
     data.sort(key=lambda r: r.start_time)
     with tempfile.TemporaryDirectory() as tmp:
         for run in data:

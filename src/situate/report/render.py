@@ -27,6 +27,7 @@ from situate.report.compare import (
     metric_label,
     significance,
 )
+from situate.tracking.base import without_credentials
 
 FONT_PT = 11  # every chart's base font size (ticks and labels >= 10 pt)
 # what each configuration's contexts took and cost when written (config_*), whichever run paid,
@@ -196,7 +197,7 @@ def build_context(sc: StudyComparison, judged: JudgedStudy | None = None) -> dic
             if parent
             else "every FINISHED run of the experiment (newest of each configuration)"
         ),
-        "tracking_uri": study.tracking_uri,
+        "tracking_uri": without_credentials(study.tracking_uri),
         "dataset": ", ".join(dataset) + _sample_note(study),
         "n_questions": len(study.baseline.questions or []),
         "baseline_spec": spec_text(study.baseline_spec),

@@ -1,7 +1,10 @@
 """``tracking: mlflow``: one MLflow run per composed configuration.
 
 The store defaults to a SQLite file (``outputs/mlflow.db``) with artifacts under
-``outputs/mlartifacts``; ``tracking_uri`` points at a shared server instead.
+``outputs/mlartifacts``; ``tracking_uri`` points at a shared server instead, or straight at a
+team's Postgres database (``postgresql://user:pw@host/db``: MLflow's SQLAlchemy store through
+psycopg 3, as ``postgresql+psycopg://``; artifacts then stay under ``artifact_root`` on each
+machine, so a team that shares artifacts too runs ``make mlflow-server-pg``).
 
 What a user sees in the MLflow UI: the experiment is tagged a model-development one
 (``mlflow.experimentKind``), which MLflow uses to open it on its runs table rather than the
@@ -38,6 +41,17 @@ EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 ERROR_TAG = "situate.error"
 ERROR_FILE = "error.txt"
 DATASET_INSERT_TRIES = 3  # runs of one sweep that log the same corpus at the same moment
+SERVER_SCHEMES = ("http", "https", "databricks")  # stores that keep their own artifacts
+POSTGRES_DRIVER = "postgresql+psycopg"  # SQLAlchemy's name for psycopg 3, the driver situate ships
+
+
+def sqlalchemy_uri(uri: str) -> str:
+    """``postgresql://`` and ``postgres://`` as ``postgresql+psycopg://`` (SQLAlchemy reads the
+    bare scheme as psycopg2, which situate does not install); other URIs as they are."""
+    scheme, sep, rest = uri.partition("://")
+    if sep and scheme.lower() in ("postgresql", "postgres"):
+        return f"{POSTGRES_DRIVER}://{rest}"
+    return uri
 
 
 class MlflowTracker:
@@ -65,8 +79,13 @@ class MlflowTracker:
         experiment: str,
         probe_seconds: float = 5.0,
     ):
-        self.uri = tracking_uri or f"sqlite:///{Path(db_path).resolve()}"
+        self.given = tracking_uri
+        self.uri = (
+            sqlalchemy_uri(tracking_uri) if tracking_uri else f"sqlite:///{Path(db_path).resolve()}"
+        )
         self.db_path = None if tracking_uri else Path(db_path).resolve()
+        # a database URI keeps artifacts on this machine, as the local store does
+        self.local_artifacts = urlsplit(self.uri).scheme not in SERVER_SCHEMES
         self.artifact_root = Path(artifact_root).resolve()
         self.experiment = experiment
         self.probe_seconds = probe_seconds
@@ -81,6 +100,8 @@ class MlflowTracker:
         ``probe_seconds=0`` skips it.
         """
         parts = urlsplit(self.uri)
+        if parts.scheme == POSTGRES_DRIVER and self.probe_seconds:
+            return self._check_postgres()
         if parts.scheme not in ("http", "https") or not self.probe_seconds:
             return
         host = parts.netloc.rpartition("@")[2]  # credentials are not needed to see it answer
@@ -100,16 +121,50 @@ class MlflowTracker:
             reason = getattr(e, "reason", e)
             if isinstance(reason, TimeoutError) or "timed out" in str(reason):
                 reason = f"no answer within {self.probe_seconds:g} s"
-        key = (
-            "MLFLOW_TRACKING_URI"
-            if self.uri == os.environ.get("MLFLOW_TRACKING_URI")
-            else "tracking.tracking_uri"
-        )
+        key = self._key()
         raise SituateError(
             f"{key}={without_credentials(self.uri)}: no MLflow tracking server answers ({reason}); start it "
             f"(mlflow server), fix {key}, or run with tracking=none (tracking.probe_seconds=0 "
             "skips this check)"
         )
+
+    def _key(self) -> str:
+        """The setting the URI came from, for messages."""
+        if self.given and self.given == os.environ.get("MLFLOW_TRACKING_URI"):
+            return "MLFLOW_TRACKING_URI"
+        return "tracking.tracking_uri"
+
+    def _check_postgres(self) -> None:
+        """Connect to a Postgres tracking database within ``probe_seconds``, errors as one line."""
+        import psycopg
+
+        from situate.postgres import password_of
+
+        conninfo = "postgresql://" + self.uri.split("://", 1)[1]
+        try:
+            psycopg.connect(conninfo, connect_timeout=max(1, round(self.probe_seconds))).close()
+        except psycopg.Error as e:
+            detail = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            password = password_of(conninfo)
+            if password:
+                detail = detail.replace(password, "***")
+            raise SituateError(
+                f"{self._key()}={without_credentials(self.uri)}: cannot connect to the MLflow "
+                f"database ({detail}); check the host, port, database, user and password there, "
+                "or run with tracking=none"
+            ) from None
+
+    @contextlib.contextmanager
+    def _postgres_lock(self) -> Iterator[None]:
+        """Hold an advisory lock of the MLflow database (released with the connection)."""
+        import psycopg
+
+        from situate.postgres import lock_id
+
+        conninfo = "postgresql://" + self.uri.split("://", 1)[1]
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            conn.execute("SELECT pg_advisory_lock(%s)", [lock_id("situate:mlflow-schema")])
+            yield
 
     def _client(self):
         if self._mlflow is None:
@@ -122,6 +177,10 @@ class MlflowTracker:
             mlflow.set_tracking_uri(self.uri)
             if without_credentials(self.uri) != self.uri:  # MLflow prints run links with the URI
                 os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"
+            if urlsplit(self.uri).scheme == POSTGRES_DRIVER:
+                # the first runs on a fresh database would each create MLflow's tables: one does
+                with self._postgres_lock():
+                    mlflow.MlflowClient().search_experiments(max_results=1)
             self._mlflow = mlflow
         return self._mlflow
 
@@ -130,7 +189,7 @@ class MlflowTracker:
         mlflow = self._client()
         exp = mlflow.get_experiment_by_name(self.experiment)
         if exp is None:
-            location = self.artifact_root.as_uri() if self.db_path else None
+            location = self.artifact_root.as_uri() if self.local_artifacts else None
             try:
                 return mlflow.create_experiment(
                     self.experiment, artifact_location=location, tags=EXPERIMENT_KIND
