@@ -405,7 +405,7 @@ def test_a_generation_killed_mid_way_resumes_without_paying_a_stored_answer_agai
         from situate.questions.store import GenerationStore
 
         store = GenerationStore(out / "cache" / "generations.sqlite")
-        rows = list(store.charges.items())  # the lost answer's attempt, counted by the budget
+        rows = list(store.charges.rows.items())  # the lost answer's attempt, counted by the budget
         assert len(rows) == 1 and float(rows[0][1]) > 0
 
         rerun = subprocess.run(command, env=env, cwd=REPO, timeout=600, capture_output=True)
