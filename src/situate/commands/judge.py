@@ -37,10 +37,9 @@ class Judging:
 
 
 def prepare(overrides: list[str], all_runs: bool = False) -> Judging:
-    from situate.app import instantiate_stage
-    from situate.cli import compose
+    from situate.commands.report import study_of
+    from situate.config import compose, instantiate_stage
     from situate.judging.pool import build_pool, load_arms
-    from situate.report.cli import study_of
 
     cfg = compose(overrides)
     judge = instantiate_stage(cfg, "judge")
@@ -191,8 +190,7 @@ def estimate_main(args: list[str]) -> int:
 def judge_with(overrides: list[str], option: str) -> Judge:
     """The judge of ``overrides`` with ``llm=option`` instead of their model (its other
     overrides, ``llm.base_url`` included, kept)."""
-    from situate.app import instantiate_stage
-    from situate.cli import compose
+    from situate.config import compose, instantiate_stage
 
     kept = [o for o in overrides if o.partition("=")[0].lstrip("+~") != "llm"]
     return instantiate_stage(compose([*kept, f"llm={option}"]), "judge")
