@@ -15,7 +15,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from situate.config import instantiate_stage
+from situate.config import CONF_DIR, instantiate_stage
 from situate.errors import SituateError, SituateExit
 from situate.evaluation.trec import write_trec_files
 from situate.pipeline import Pipeline, RunResult
@@ -26,7 +26,6 @@ from situate.tracking.base import RESULT_FILE, Tracker, flatten, run_name, witho
 from situate.tracking.summary import parent_run_id
 
 log = logging.getLogger("situate")
-CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")
 
 
 def build_pipeline(cfg: DictConfig) -> Pipeline:
@@ -230,7 +229,7 @@ def run_job(cfg: DictConfig) -> dict:
     return row
 
 
-@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
+@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def main(cfg: DictConfig) -> float | list[float] | None:
     """One job; returns what a sweeper optimizes (config ``objective``, on dev with a split)."""
     from situate.tuning import objective_value

@@ -1,8 +1,8 @@
 """``situate judge experiment=NAME [overrides]``: judge a study's pooled chunks, score every arm.
 
 Reads the study as ``situate report`` does (its latest sweep, or ``--all-runs``), pools the top
-``judge.depth`` chunks of every arm per question (:mod:`.pool`), has ``judge.llm`` grade each
-distinct pair once (:mod:`.judge`; stored pairs are free), scores every arm on the judgments
+``judge.depth`` chunks of every arm per question (:mod:`situate.judging.pool`), has ``judge.llm`` grade each
+distinct pair once (:mod:`situate.judging.judge`; stored pairs are free), scores every arm on the judgments
 (:mod:`situate.evaluation.judged`) and on gold where gold exists, compares them with the baseline
 (paired tests, CIs, Holm: :func:`situate.report.compare.compare_study`) and writes
 ``judged.md`` and ``qrels_judged.txt`` to ``outputs/reports/<study>/``; each run gets its own
