@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import options, run_cli
-from situate.cli import check_overrides
+from situate.config import check_overrides
 from situate.errors import SituateError
 
 
@@ -173,7 +173,7 @@ def test_llm_contexts_are_read_from_the_store_without_a_key(cookbook_dir: Path, 
 
 
 def test_search_shows_the_query_time_apart_from_start_up() -> None:
-    from situate.cli import search_timing
+    from situate.commands.search import search_timing
 
     startup = {"jvm_start_seconds": 0.96, "index_open_seconds": 2.14, "model_load_seconds": 97.5}
     assert search_timing(0.0354, startup) == (
@@ -184,7 +184,7 @@ def test_search_shows_the_query_time_apart_from_start_up() -> None:
 @pytest.mark.slow  # loads torch and the embedding model: seconds
 def test_warm_up_loads_the_embedding_model_before_the_first_query(tmp_path: Path) -> None:
     from situate.app import build_pipeline
-    from situate.cli import compose
+    from situate.config import compose
 
     cfg = compose([f"output_dir={tmp_path}", "tracking=none"])
     pipeline = build_pipeline(cfg)

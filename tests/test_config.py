@@ -13,24 +13,14 @@ from hydra.utils import instantiate
 
 from conftest import options
 from situate.billing import Unbilled
-from situate.chunking.base import Chunker
-from situate.cli import CONF_DIR, compose
-from situate.contexts.base import Contextualizer
-from situate.datasets.base import DatasetLoader
-from situate.dense.base import DenseIndex
+from situate.config import compose
 from situate.embedding.base import Embedder
-from situate.fusion.base import Fusion
-from situate.llm.base import LLMProvider
-from situate.parsing.base import Parser
 from situate.pricing import load_price_book
-from situate.reranking.base import Reranker
-from situate.sparse.base import SparseEngine
-from situate.tracking.base import Tracker
+from situate.stages import GROUPS
 
-# Groups whose options are not a stage object: presets that set other groups (@package _global_),
-# machine-local settings, plain data, and the settings of `situate questions generate`.
-NOT_STAGES = ("experiment", "arm", "local", "estimate", "hydra", "questions")
-STAGE_GROUPS = sorted(p.name for p in CONF_DIR.iterdir() if p.is_dir() and p.name not in NOT_STAGES)
+# Groups whose options are objects (`_target_`), from the table of groups (situate/stages.py):
+# not presets that set other groups (@package _global_), machine-local settings or plain data.
+STAGE_GROUPS = sorted(g.name for g in GROUPS if g.built)
 # Options whose data path is mandatory (`???`) get a placeholder; loaders read files only in load().
 REQUIRED = {
     "dataset/squad": ["dataset.path=/data/train.json"],
@@ -41,21 +31,9 @@ REQUIRED = {
 OPTIONS = [(g, o) for g in STAGE_GROUPS for o in options(g)]
 # Groups composed inside another option (dataset=folder holds one parser per format), not in
 # config.yaml's defaults: a test selects one with +group=option.
-NESTED = ("parser",)
+NESTED = tuple(g.name for g in GROUPS if g.nested)
 # the protocol each group's options are read through (src/situate/<stage>/base.py)
-PROTOCOLS = {
-    "dataset": DatasetLoader,
-    "parser": Parser,
-    "chunker": Chunker,
-    "context": Contextualizer,
-    "llm": LLMProvider,
-    "embedder": Embedder,
-    "dense": DenseIndex,
-    "sparse": SparseEngine,
-    "fusion": Fusion,
-    "reranker": Reranker,
-    "tracking": Tracker,
-}
+PROTOCOLS = {g.name: g.protocol_class() for g in GROUPS if g.protocol}
 # what a paid option of a group is billed for, as USD of one unit of usage at its model's price
 PAID = {
     "embedder": lambda price: price.embedding_cost(1_000_000),

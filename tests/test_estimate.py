@@ -7,10 +7,10 @@ from fractions import Fraction
 import pytest
 
 from conftest import COOKBOOK
+from situate.commands.estimate import main as estimate_main
 from situate.contexts.prompts import PromptVariant
 from situate.errors import SituateError
 from situate.estimate import Shape, estimate, estimate_corpus, estimate_shape, render
-from situate.estimate_cli import main as estimate_main
 from situate.pricing import PriceBook, load_price_book, usd
 from situate.records import Chunk, Corpus, Document
 
@@ -221,7 +221,7 @@ def test_cookbook_first_three_documents_with_the_local_tokenizer(monkeypatch, ca
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     from hydra.utils import instantiate
 
-    from situate.cli import compose
+    from situate.config import compose
 
     cfg = compose(
         [f"data_dir={COOKBOOK.parent}", "dataset=cookbook", "dataset.max_documents=3",

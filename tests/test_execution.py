@@ -15,7 +15,7 @@ import pytest
 
 from conftest import run_cli
 from situate.app import build_pipeline
-from situate.cli import compose
+from situate.config import compose
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.emulators.openai_api import OpenAIEmulator
 from situate.emulators.server import Faults

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import options, run_cli
-from situate.cli import compose
+from situate.config import compose
 from situate.emulators.anthropic_api import AnthropicEmulator
 
 pytestmark = pytest.mark.slow

@@ -8,7 +8,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from conftest import options
-from situate.cli import CONF_DIR
+from situate.config import CONF_DIR
 from situate.errors import SituateError
 from situate.pricing import PriceBook, exact, load_price_book
 from situate.records import Usage
@@ -219,7 +219,7 @@ def test_an_entry_of_your_own_prices_a_call():
 
 
 def test_price_book_from_a_composed_config():
-    from situate.cli import compose
+    from situate.config import compose
 
     cfg = compose(["pricing=default"])
     book = load_price_book(cfg)

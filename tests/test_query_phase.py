@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from situate.app import build_pipeline
-from situate.cli import compose
+from situate.config import compose
 from situate.emulators.openai_api import OpenAIEmulator
 
 KEY = "sk-test-query-phase-5b1d"

@@ -15,7 +15,7 @@ import pytest
 from hydra.utils import instantiate
 
 from document_fixtures import RATE_LIMITS_HTML, build_handbook_docx, build_pdf
-from situate.cli import compose
+from situate.config import compose
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.emulators.textmodel import question_answer
 from situate.errors import SituateError
@@ -347,7 +347,7 @@ def test_the_estimate_equals_the_billed_input_and_caps_the_output(tmp_path, monk
         _, _, generator, requests = prepare(args)
         result, stored = estimate(generator, requests, counter="provider")
         assert stored == 0 and result.calls == 4 and result.documents == 1
-        from situate.estimate_cli import main as estimate_cli
+        from situate.commands.estimate import main as estimate_cli
 
         assert estimate_cli([*args, "--questions", "--counter", "provider"]) == 0
         printed = capsys.readouterr().out

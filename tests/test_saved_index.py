@@ -8,7 +8,7 @@ import pytest
 
 from situate import saved_index
 from situate.app import build_pipeline
-from situate.cli import compose
+from situate.config import compose
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.errors import SituateError
 

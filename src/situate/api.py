@@ -91,7 +91,7 @@ def run(overrides: Sequence[str] = ()) -> Result:
     from omegaconf import open_dict, read_write
 
     from situate.app import run_job
-    from situate.cli import check_overrides, compose
+    from situate.config import check_overrides, compose
     from situate.errors import SituateExit
 
     overrides = list(overrides)
@@ -128,7 +128,7 @@ def sweep(overrides: Sequence[str] = (), quiet: bool = True) -> pd.DataFrame:
     id, error and folder (for :meth:`Result.from_folder`). ``attrs["selection"]`` holds what the
     results table says about the best job (picked on dev, reported on test, with a split);
     ``attrs["sweep_dir"]`` the sweep's folder. ``quiet=False`` prints the CLI's output."""
-    from situate.cli import check_overrides, compose, first_values
+    from situate.config import check_overrides, compose, first_values
 
     overrides = list(overrides)
     check_overrides(overrides)

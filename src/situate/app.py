@@ -13,40 +13,24 @@ from pathlib import Path
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from situate.config import CONF_DIR, instantiate_stage
 from situate.errors import SituateError, SituateExit
 from situate.evaluation.trec import write_trec_files
 from situate.pipeline import Pipeline, RunResult
 from situate.records import Chunk, Corpus
+from situate.stages import CHOICE_GROUPS, COMMAND_GROUPS, LLM_GROUPS, PIPELINE_STAGES
 from situate.store import atomic_write_bytes, atomic_write_text, content_hash
-from situate.tracking.base import Tracker, flatten, run_name, without_credentials
-from situate.tracking.summary import GROUPS, LLM_GROUPS, RESULT_FILE, parent_run_id
+from situate.tracking.base import RESULT_FILE, Tracker, flatten, run_name, without_credentials
+from situate.tracking.summary import parent_run_id
 
 log = logging.getLogger("situate")
-CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")
-
-
-def instantiate_stage(cfg: DictConfig, group: str):
-    """Build the option chosen in ``group``; a bad parameter becomes a one-line ``SituateError``."""
-    from hydra.errors import InstantiationException
-
-    try:
-        return instantiate(cfg[group])
-    except InstantiationException as e:
-        if isinstance(e.__cause__, SituateError):
-            raise e.__cause__ from None
-        detail = str(e.__cause__ or e).strip().splitlines()[-1]
-        raise SituateError(
-            f"config group {group} ({cfg[group].get('_target_')}): {detail}; fix the option's parameters"
-        ) from e
 
 
 def build_pipeline(cfg: DictConfig) -> Pipeline:
     """Instantiate every stage of ``cfg`` (each group's ``_target_``)."""
-    stages = ("dataset", "chunker", "context", "embedder", "dense", "sparse", "fusion", "reranker")
-    built = {g: instantiate_stage(cfg, g) for g in stages}
+    built = {g: instantiate_stage(cfg, g) for g in PIPELINE_STAGES}
     execution = instantiate_stage(cfg, "execution") if cfg.get("execution") else None
     if hasattr(execution, "configs"):  # built again in each task, from the resolved configs
         execution.configs = {
@@ -195,7 +179,7 @@ def run_job(cfg: DictConfig) -> dict:
     hc = HydraConfig.get()
     redact_hydra_files(hc)
     uses_llm = "llm" in cfg.context  # prompt and llm are composed always, but only meant with it
-    groups = GROUPS + (LLM_GROUPS if uses_llm else ())
+    groups = CHOICE_GROUPS + (LLM_GROUPS if uses_llm else ())
     choices = {g: hc.runtime.choices.get(g) for g in groups}
     overrides = [without_credentials(o) for o in hc.overrides.task]
     row: dict = {"choices": choices, "overrides": overrides, "ks": sorted(cfg.eval.ks)}
@@ -204,7 +188,7 @@ def run_job(cfg: DictConfig) -> dict:
     if not uses_llm:
         for g in LLM_GROUPS:
             resolved.pop(g, None)
-    for verb_only in ("judge", "questions", "question_generator"):  # other verbs' settings
+    for verb_only in COMMAND_GROUPS:  # other verbs' settings
         resolved.pop(verb_only, None)
     params = flatten(resolved)
     tags = {
@@ -245,7 +229,7 @@ def run_job(cfg: DictConfig) -> dict:
     return row
 
 
-@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
+@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def main(cfg: DictConfig) -> float | list[float] | None:
     """One job; returns what a sweeper optimizes (config ``objective``, on dev with a split)."""
     from situate.tuning import objective_value

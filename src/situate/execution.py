@@ -379,6 +379,6 @@ def built(config: dict, group: str):
     """The stage of ``group`` built from its resolved ``config`` (a bad one: one line)."""
     from omegaconf import OmegaConf
 
-    from situate.app import instantiate_stage
+    from situate.config import instantiate_stage
 
     return instantiate_stage(OmegaConf.create({group: config}), group)

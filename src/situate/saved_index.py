@@ -21,6 +21,7 @@ from situate.errors import SituateError
 from situate.pipeline import Pipeline, Searcher
 from situate.records import Chunk, Context
 from situate.sparse import jvm
+from situate.stages import INDEX_CONFIG_GROUPS, INDEX_IDENTITY_GROUPS
 from situate.store import DirectoryCache, content_hash
 
 RETRIEVERS = ("dense", "sparse")
@@ -30,12 +31,8 @@ def index_identity(cfg: DictConfig, pipeline: Pipeline) -> dict:
     """What decides the indexes' content (not fusion, reranker or eval): the data set and chunker
     as configured, the context, embedder, dense and sparse stages by their identities."""
     return {
-        "dataset": OmegaConf.to_container(cfg.dataset, resolve=True),
-        "chunker": OmegaConf.to_container(cfg.chunker, resolve=True),
-        "context": pipeline.context.identity(),
-        "embedder": pipeline.embedder.identity(),
-        "dense": pipeline.dense.identity(),
-        "sparse": pipeline.sparse.identity(),
+        **{g: OmegaConf.to_container(cfg[g], resolve=True) for g in INDEX_CONFIG_GROUPS},
+        **{g: getattr(pipeline, g).identity() for g in INDEX_IDENTITY_GROUPS},
     }
 
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from situate.datasets import fetch as fetch_mod
-from situate.datasets.fetch import DATASETS, FOLDERS, Remote, fetch, sha256_of
+from situate.datasets import download as download_mod
+from situate.datasets.download import Remote, sha256_of
+from situate.datasets.fetch import DATASETS, FOLDERS, fetch
 from situate.errors import SituateError
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
@@ -97,7 +98,7 @@ def test_download_verifies_and_moves_into_place(
         moves.append((Path(src), Path(dst)))
         real_replace(src, dst)
 
-    monkeypatch.setattr(fetch_mod.os, "replace", spy)
+    monkeypatch.setattr(download_mod.os, "replace", spy)
     dest = tmp_path / "data"
     paths = fetch("demo", dest, progress=progress)
 

@@ -307,7 +307,7 @@ def test_a_failed_job_is_listed_with_its_error(store, tmp_path):
 
 
 def test_the_cli_writes_the_report_under_output_dir(store, monkeypatch, capsys):
-    from situate.report.cli import main
+    from situate.commands.report import main
 
     root, _ = store
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
@@ -436,7 +436,7 @@ def test_duplicate_question_ids_in_per_question_csv_are_not_paired(at1_store):
 
 
 def test_the_cli_reads_report_headline(at1_store, tmp_path, monkeypatch, capsys):
-    from situate.report.cli import main
+    from situate.commands.report import main
 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", at1_store)
     args = [f"output_dir={tmp_path}", f"study={AT1}", "baseline={arm:baseline}",

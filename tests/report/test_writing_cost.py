@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from situate.cli import compose
+from situate.config import compose
 from situate.estimate import estimate_corpus
 from situate.report.collect import load_study
 from situate.report.compare import compare_study

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from situate.datasets.fetch import (
+from situate.datasets.download import (
     _NETWORK_ERRORS,
     TIMEOUT_S,
     Remote,

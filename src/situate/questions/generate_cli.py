@@ -1,6 +1,6 @@
 """``situate questions generate [group=option ...] [--out FILE]``: an evaluation set from the corpus.
 
-Composed by Hydra like a run (:func:`situate.cli.compose`): the same ``dataset`` (and its
+Composed by Hydra like a run (:func:`situate.config.compose`): the same ``dataset`` (and its
 ``parser`` options), ``llm`` and ``pricing``, plus ``questions`` (target, seed, language,
 passage words, strategy mix, filters: ``conf/questions/``) and ``question_generator`` (who
 writes: ``conf/question_generator/``). Writes ``questions.jsonl`` (default
@@ -33,8 +33,7 @@ def output_path(cfg, corpus_name: str, out: str | None) -> Path:
 
 def prepare(overrides: list[str]):
     """The composed config, the corpus, the generator and the requests (nothing is paid)."""
-    from situate.app import instantiate_stage
-    from situate.cli import compose
+    from situate.config import compose, instantiate_stage
     from situate.questions.generate import build_requests
 
     cfg = compose(overrides)
@@ -59,7 +58,7 @@ def main(verb: str, args: list[str]) -> int:
     parser.add_argument("overrides", nargs="*", help="group=option overrides, as for `situate run`")
     parser.add_argument("--out", default=None, help="the questions.jsonl to write")
     ns = parser.parse_intermixed_args(args)
-    from situate.app import instantiate_stage
+    from situate.config import instantiate_stage
     from situate.questions.filters import build_filters
     from situate.questions.generate import generate, keep_reviews
     from situate.questions.records import read_questions, write_questions

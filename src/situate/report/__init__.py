@@ -6,11 +6,3 @@
   baseline (Holm-corrected across the whole report) and the questions that flipped;
 - :mod:`situate.report.render` writes ``index.html`` (self-contained) and ``report.md``.
 """
-
-from __future__ import annotations
-
-from situate.report.collect import RunData, Study, load_study
-from situate.report.compare import StudyComparison, compare_study
-from situate.report.render import write_report
-
-__all__ = ["RunData", "Study", "StudyComparison", "compare_study", "load_study", "write_report"]

@@ -22,11 +22,10 @@ import numpy as np
 
 from situate.errors import SituateError
 from situate.report.writing_cost import WritingCost, writing_cost
+from situate.stages import TAGGED_GROUPS
 from situate.store import content_hash
-from situate.tracking.base import without_credentials
-from situate.tracking.summary import GROUPS, LLM_GROUPS, RESULT_FILE
+from situate.tracking.base import RESULT_FILE, without_credentials
 
-CHOICE_GROUPS = GROUPS + LLM_GROUPS
 PER_QUESTION = "per_question.csv"
 CONTEXTS = "contexts.jsonl"
 CONFIG = "config.yaml"
@@ -56,7 +55,7 @@ class RunData:
     @property
     def choices(self) -> dict[str, str]:
         """The option chosen in each config group (from the run's tags)."""
-        return {g: self.tags[g] for g in CHOICE_GROUPS if g in self.tags}
+        return {g: self.tags[g] for g in TAGGED_GROUPS if g in self.tags}
 
     @property
     def ok(self) -> bool:
@@ -259,7 +258,7 @@ def _search(client, experiment_id: str) -> list:
 
 
 def _choices(tags: Mapping[str, str]) -> dict[str, str]:
-    return {g: tags[g] for g in CHOICE_GROUPS if g in tags}
+    return {g: tags[g] for g in TAGGED_GROUPS if g in tags}
 
 
 def _run_data(run) -> RunData:
@@ -392,7 +391,7 @@ def _label(runs: list[RunData]) -> list[str]:
     One varying group whose values tell every run apart (``arm`` in a replication) is the label
     alone; otherwise ``group=option`` of every varying group; duplicates get their run id.
     """
-    varying = [g for g in CHOICE_GROUPS if len({r.tags.get(g) for r in runs}) > 1]
+    varying = [g for g in TAGGED_GROUPS if len({r.tags.get(g) for r in runs}) > 1]
     unique = next(
         (
             g

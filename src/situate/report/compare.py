@@ -20,6 +20,7 @@ import numpy as np
 from situate.errors import SituateError
 from situate.evaluation.statistics import Comparison, bootstrap_ci, compare, flipped, holm
 from situate.report.collect import RunData, Study
+from situate.report.labels import format_p, metric_label
 from situate.report.selection import Selection, on_test, select
 
 ALPHA = 0.05
@@ -37,22 +38,9 @@ def metric_k(metric: str) -> int | None:
     return int(k) if k.isdigit() else None
 
 
-def metric_label(metric: str) -> str:
-    """``pass_at_20`` -> ``Pass@20``; ``mrr`` -> ``MRR``."""
-    if metric == "mrr":
-        return "MRR"
-    name, _, k = metric.rpartition("_at_")
-    return f"{name.capitalize()}@{k}" if k else metric
-
-
 def column_of(metric: str) -> str:
     """The per_question.csv column holding ``metric`` per question."""
     return "reciprocal_rank" if metric == "mrr" else metric
-
-
-def format_p(p: float) -> str:
-    """0.31 -> '0.31'; 0.004 -> '0.004'; 0.0001 -> '0.0001'."""
-    return f"{p:.2f}" if p >= 0.01 else f"{p:.1g}"
 
 
 def significance(c: Comparison, alpha: float = ALPHA) -> str:

@@ -20,13 +20,8 @@ from situate.judging.report import label
 from situate.judging.summary import JudgedStudy, agreement_line
 from situate.pricing import usd
 from situate.report.collect import RunData, spec_text
-from situate.report.compare import (
-    StudyComparison,
-    format_p,
-    hit_rule,
-    metric_label,
-    significance,
-)
+from situate.report.compare import StudyComparison, hit_rule, significance
+from situate.report.labels import format_p, metric_label
 from situate.tracking.base import without_credentials
 
 FONT_PT = 11  # every chart's base font size (ticks and labels >= 10 pt)

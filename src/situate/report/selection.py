@@ -25,6 +25,7 @@ import numpy as np
 from situate.evaluation.splits import DEV, TEST
 from situate.evaluation.statistics import Comparison, bootstrap_ci, compare
 from situate.report.collect import PER_QUESTION, RunData, Study
+from situate.report.labels import format_p, metric_label
 
 FEW = 3  # up to this many configurations, picking the best on all questions is not flagged
 
@@ -54,8 +55,6 @@ class Selection:
 
     def sentences(self) -> list[str]:
         """What the report and the results table say about the choice, in words."""
-        from situate.report.compare import format_p, metric_label
-
         name = metric_label(self.metric)
 
         def v(x: float) -> str:

@@ -39,7 +39,7 @@ def writing_cost(run_config: DictConfig) -> WritingCost | None:
         return None
     from hydra.utils import instantiate
 
-    from situate.cli import compose
+    from situate.config import compose
     from situate.estimate import estimate_corpus
     from situate.pricing import load_price_book
     from situate.records import Usage

@@ -8,6 +8,10 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any, Protocol
 
+# what each job of a run or sweep writes into its output folder: its choices, metrics or error,
+# read back by the results table (tracking/summary.py) and the report
+RESULT_FILE = "result.json"
+
 
 class Tracker(Protocol):
     """Where runs are recorded (``conf/tracking/``); every field here is read by ``app.run_job``,

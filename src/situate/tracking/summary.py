@@ -14,22 +14,10 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from situate.tracking.base import Tracker, run_name, without_credentials
+from situate.stages import CHOICE_GROUPS
+from situate.tracking.base import RESULT_FILE, Tracker, run_name, without_credentials
 
-RESULT_FILE = "result.json"
 PARENT_FILE = "parent_run_id"  # in the sweep folder: the MLflow run the sweep's jobs nest under
-GROUPS = (
-    "arm",
-    "dataset",
-    "chunker",
-    "context",
-    "embedder",
-    "dense",
-    "sparse",
-    "fusion",
-    "reranker",
-)
-LLM_GROUPS = ("prompt", "llm")  # meaningful only with context=llm
 
 
 class ResultsTable(Callback):
@@ -193,7 +181,7 @@ def print_results(files: list[Path]) -> str | None:
 
 def telling_groups(rows: list[dict]) -> list[str]:
     """The config groups whose choices tell the rows apart; with ``arm``, only those it does not set."""
-    varying = [g for g in GROUPS if len({r["choices"].get(g) for r in rows}) > 1]
+    varying = [g for g in CHOICE_GROUPS if len({r["choices"].get(g) for r in rows}) > 1]
     if "arm" in varying:
         arms = {r["choices"].get("arm") for r in rows}
         varying = [

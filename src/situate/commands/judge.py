@@ -1,8 +1,8 @@
 """``situate judge experiment=NAME [overrides]``: judge a study's pooled chunks, score every arm.
 
 Reads the study as ``situate report`` does (its latest sweep, or ``--all-runs``), pools the top
-``judge.depth`` chunks of every arm per question (:mod:`.pool`), has ``judge.llm`` grade each
-distinct pair once (:mod:`.judge`; stored pairs are free), scores every arm on the judgments
+``judge.depth`` chunks of every arm per question (:mod:`situate.judging.pool`), has ``judge.llm`` grade each
+distinct pair once (:mod:`situate.judging.judge`; stored pairs are free), scores every arm on the judgments
 (:mod:`situate.evaluation.judged`) and on gold where gold exists, compares them with the baseline
 (paired tests, CIs, Holm: :func:`situate.report.compare.compare_study`) and writes
 ``judged.md`` and ``qrels_judged.txt`` to ``outputs/reports/<study>/``; each run gets its own
@@ -37,10 +37,9 @@ class Judging:
 
 
 def prepare(overrides: list[str], all_runs: bool = False) -> Judging:
-    from situate.app import instantiate_stage
-    from situate.cli import compose
+    from situate.commands.report import study_of
+    from situate.config import compose, instantiate_stage
     from situate.judging.pool import build_pool, load_arms
-    from situate.report.cli import study_of
 
     cfg = compose(overrides)
     judge = instantiate_stage(cfg, "judge")
@@ -191,8 +190,7 @@ def estimate_main(args: list[str]) -> int:
 def judge_with(overrides: list[str], option: str) -> Judge:
     """The judge of ``overrides`` with ``llm=option`` instead of their model (its other
     overrides, ``llm.base_url`` included, kept)."""
-    from situate.app import instantiate_stage
-    from situate.cli import compose
+    from situate.config import compose, instantiate_stage
 
     kept = [o for o in overrides if o.partition("=")[0].lstrip("+~") != "llm"]
     return instantiate_stage(compose([*kept, f"llm={option}"]), "judge")

@@ -1,7 +1,7 @@
 """``situate questions generate|review|export|import``: one module per verb, dispatched here.
 
-- ``generate`` (:mod:`.generate_cli`): an evaluation set from the corpus, composed like a run;
-- ``review`` / ``export`` / ``import`` (:mod:`.review_cli`): a reviewer's decisions on it, in the
+- ``generate`` (:mod:`situate.questions.generate_cli`): an evaluation set from the corpus, composed like a run;
+- ``review`` / ``export`` / ``import`` (:mod:`situate.questions.review_cli`): a reviewer's decisions on it, in the
   terminal or through a CSV / JSON Lines file edited elsewhere.
 """
 

@@ -41,10 +41,10 @@ def main(args: list[str]) -> int:
 
         return questions([a for a in args if a != "--questions"])
     if "--judge" in args:
-        from situate.judging.cli import estimate_main
+        from situate.commands.judge import estimate_main
 
         return estimate_main([a for a in args if a != "--judge"])
-    from situate.cli import compose
+    from situate.config import compose
     from situate.errors import SituateError
     from situate.estimate import SHAPE_KEYS, Shape, estimate_corpus, estimate_shape, render
     from situate.pricing import load_price_book

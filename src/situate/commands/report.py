@@ -43,7 +43,7 @@ def main(args: list[str]) -> int:
 
     from omegaconf import OmegaConf
 
-    from situate.cli import compose
+    from situate.config import compose
     from situate.judging.summary import read_judged
     from situate.report.compare import compare_study
     from situate.report.render import write_report
@@ -96,7 +96,8 @@ def _summary(sc, html: Path, md: Path) -> None:
     from rich.table import Table
 
     from situate.console import console
-    from situate.report.compare import metric_label, significance
+    from situate.report.compare import significance
+    from situate.report.labels import metric_label
 
     study = sc.study
     k = sc.k_flip

@@ -1,0 +1,16 @@
+"""``situate index [overrides]``: build and persist a config's indexes under ``outputs/index/<key>``."""
+
+from __future__ import annotations
+
+from situate.config import compose
+
+
+def main(args: list[str]) -> int:
+    from situate import saved_index
+    from situate.app import build_pipeline
+
+    cfg = compose(args)
+    folder, timings = saved_index.build(cfg, build_pipeline(cfg))
+    spent = ", ".join(f"{k} {v:.1f}s" for k, v in timings.items())
+    print(f"index: {folder} ({spent})")
+    return 0
