@@ -223,6 +223,7 @@ class LLMContext(Placement):
         self.written = []
         self.schedule = None
         self._gates: list[CallGate] = []
+        self._failed_retries = 0  # retries of the calls that failed after them
         self._windows: list[float] = []
         self._earlier: dict[str, float] = {}
         by_doc, windows, rendered, keys = self.plan(corpus, chunks)
@@ -277,7 +278,19 @@ class LLMContext(Placement):
                     self._batch(doc_id, rows, rendered, keys, stored, advance, chunks)
 
                 self.schedule.run(send, send_batch)
-        self.stats = self._stats(time.perf_counter() - t, len(chunks) - len(todo), windows)
+        refreshes = (
+            {} if self.schedule is None else {"context_cache_refreshes": self.schedule.refreshes}
+        )
+        self.stats = {
+            "contexts_from_store": float(len(chunks) - len(todo)),
+            "docs_windowed": float(sum(1 for w in windows.values() if w)),
+            "contextualize_seconds": time.perf_counter() - t,
+            **{name: float(value) for name, value in refreshes.items()},
+            **run_stats(
+                [r for _, r in self.calls], len(self.failures), self._failed_retries,
+                self._gates, self.limit, self.ceiling, self._windows, self.budget, self._earlier,
+            ),
+        }  # fmt: skip
         self.written = [
             (chunks[row].doc_id, stored[k])
             for k, row in sorted(first_row_of_key.items(), key=lambda kv: kv[1])
@@ -364,7 +377,7 @@ class LLMContext(Placement):
         except LLMCallFailed as e:
             with self._lock:
                 self.failures.append((chunks[row].chunk_id, str(e)))
-                self.stats["llm_retries"] = self.stats.get("llm_retries", 0) + e.retries
+                self._failed_retries += e.retries
             gate.release_reservation()
             advance(1)
             return False
@@ -462,43 +475,42 @@ class LLMContext(Placement):
             out[c.index] = doc.text[start : start + chars]
         return out
 
-    # -- what the run paid ------------------------------------------------------------------
 
-    def _stats(self, seconds: float, reused: int, windows: dict[str, dict]) -> dict[str, float]:
-        stats = {
-            "llm_retries": float(
-                sum(r.retries for _, r in self.calls) + self.stats.get("llm_retries", 0)
-            ),
-            "contexts_from_store": float(reused),
-            "contexts_failed": float(len(self.failures)),
-            "docs_windowed": float(sum(1 for w in windows.values() if w)),
-            "contextualize_seconds": seconds,
-        }
-        if self.schedule is not None:
-            stats["context_cache_refreshes"] = float(self.schedule.refreshes)
-        stats.update(self._limit_stats())
-        stats.update(throughput([r for _, r in self.calls]))
-        return stats
-
-    def _limit_stats(self) -> dict[str, float]:
-        """AIMD concurrency, rate ceiling waits, rate-limited and ambiguous attempts, commit gap."""
-        out: dict[str, float] = {
-            "llm_rate_limited": float(sum(g.rate_limited for g in self._gates)),
-            "llm_ambiguous_retries": float(sum(g.ambiguous for g in self._gates)),
-        }
-        if self.limit is not None:
-            out["concurrency_min"] = float(self.limit.minimum_seen)
-            out["concurrency_final"] = float(self.limit.limit)
-            out["concurrency_decreases"] = float(self.limit.decreases)
-        if self.ceiling is not None and self.ceiling.active:
-            out["rate_wait_seconds"] = self.ceiling.waited
-        if self._windows:
-            out["store_window_ms_max"] = 1000 * max(self._windows)
-            out["store_window_ms_p50"] = 1000 * float(np.median(self._windows))
-        if self.budget is not None:
-            out["budget_ambiguous_usd"] = self.budget.ambiguous
-            out.update(self._earlier)
-        return out
+def run_stats(
+    calls: list[LLMResponse],
+    failed: int,
+    failed_retries: int,
+    gates: list[CallGate],
+    limit: AIMDLimit | None,
+    ceiling: RateCeiling | None,
+    store_windows: list[float],
+    budget: Budget | None,
+    earlier: dict[str, float],
+) -> dict[str, float]:
+    """What a run of the context stage paid and met, from its calls alone: retries (``failed``
+    calls' ``failed_retries`` included), the gates' rate-limited and ambiguous attempts, the AIMD
+    concurrency, rate ceiling waits, the commit gaps (``store_windows``), the budget's ambiguous
+    spending and what ``earlier`` runs left charged, and throughput."""
+    stats = {
+        "llm_retries": float(sum(r.retries for r in calls) + failed_retries),
+        "contexts_failed": float(failed),
+        "llm_rate_limited": float(sum(g.rate_limited for g in gates)),
+        "llm_ambiguous_retries": float(sum(g.ambiguous for g in gates)),
+    }
+    if limit is not None:
+        stats["concurrency_min"] = float(limit.minimum_seen)
+        stats["concurrency_final"] = float(limit.limit)
+        stats["concurrency_decreases"] = float(limit.decreases)
+    if ceiling is not None and ceiling.active:
+        stats["rate_wait_seconds"] = ceiling.waited
+    if store_windows:
+        stats["store_window_ms_max"] = 1000 * max(store_windows)
+        stats["store_window_ms_p50"] = 1000 * float(np.median(store_windows))
+    if budget is not None:
+        stats["budget_ambiguous_usd"] = budget.ambiguous
+        stats.update(earlier)
+    stats.update(throughput(calls))
+    return stats
 
 
 def throughput(responses: list[LLMResponse]) -> dict[str, float]:

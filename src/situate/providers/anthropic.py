@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from situate.providers import Emulated, LeakScan, Vendor, sdk_client, status_retryable
 
+MODELS = ("claude-haiku-5-5", "claude-haiku-4-5", "claude-3-haiku-20240307")  # price-book ids
 VENDOR = Vendor(
-    "anthropic", "ANTHROPIC_API_KEY", ("claude-haiku-5-5", "claude-haiku-4-5", "claude-3-haiku-20240307"),
+    "anthropic", "ANTHROPIC_API_KEY", MODELS,
     Emulated("anthropic_api:AnthropicEmulator", "sk-ant-emulator", "llm.base_url={url}"),
     LeakScan(("context=llm", "llm=claude_haiku_5_5", "llm.base_url={url}"), "llm=claude-haiku-5-5"),
 )  # fmt: skip

@@ -20,9 +20,10 @@ from situate.providers import (
     status_retryable,
 )
 
+OPTIONS = "embedder.base_url={url} reranker.base_url={url}"  # what the emulator serves
 VENDOR = Vendor(
     "cohere", "CO_API_KEY", ("embed-english-v3.0", "rerank-english-v3.0"),
-    Emulated("cohere_api:CohereEmulator", "co-emulator", "embedder.base_url={url} reranker.base_url={url}", streams=False),
+    Emulated("cohere_api:CohereEmulator", "co-emulator", OPTIONS, streams=False),
     LeakScan(("reranker=cohere", "reranker.base_url={url}", "reranker.pool=20"), "reranker"),
 )  # fmt: skip
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from situate.providers import Emulated, LeakScan, Vendor, sdk_client, status_retryable
 
+MODELS = ("gpt-4.1-mini", "text-embedding-3-small", "text-embedding-3-large")  # price-book ids
+OPTIONS = "llm.base_url={url}/v1 embedder.base_url={url}/v1"  # what the emulator serves
 VENDOR = Vendor(
-    "openai", "OPENAI_API_KEY", ("gpt-4.1-mini", "text-embedding-3-small", "text-embedding-3-large"),
-    Emulated("openai_chat:OpenAIChatEmulator", "sk-emulator", "llm.base_url={url}/v1 embedder.base_url={url}/v1"),
+    "openai", "OPENAI_API_KEY", MODELS,
+    Emulated("openai_chat:OpenAIChatEmulator", "sk-emulator", OPTIONS),
     LeakScan(("embedder=openai_small", "embedder.base_url={url}/v1"), "embedder=openai"),
 )  # fmt: skip
 
