@@ -40,20 +40,18 @@ import numpy as np
 
 from situate.billing import Billed
 from situate.contexts.base import Placement
-from situate.contexts.budget import Budget, BudgetExhausted
+from situate.contexts.budget import Budget
 from situate.contexts.prompts import PromptVariant, RenderedPrompt
-from situate.contexts.schedule import CacheWindowMissed, Schedule
+from situate.contexts.schedule import Schedule
 from situate.contexts.store import ContextStore, StoredContext
 from situate.endpoints import legacy_identity
 from situate.errors import SituateError
-from situate.llm.base import TTL_SECONDS, LLMCallFailed, LLMProvider, LLMRequest, LLMResponse
-from situate.llm.paid_calls import CallGate, request_tokens
+from situate.llm.base import TTL_SECONDS, LLMProvider, LLMRequest, LLMResponse
+from situate.llm.paid_calls import CallGate, PaidCalls, request_tokens
 from situate.llm.ratelimit import (
-    RATE_GUARD_SECONDS,
     AIMDLimit,
     RateCeiling,
 )
-from situate.llm.retry import attempt_gate
 from situate.pricing import PriceBook
 from situate.progress import progress_bar
 from situate.records import Chunk, Context, Corpus, Document
@@ -118,34 +116,25 @@ class LLMContext(Placement):
         increase_after: int = 8,
     ):
         super().__init__(placement, separator, apply_to)
-        if concurrency < 1:
-            raise SituateError(f"context.concurrency={concurrency} must be >= 1")
-        RateCeiling(rpm, tpm)  # validates both
-        if increase_after < 1:
-            raise SituateError(f"context.increase_after={increase_after} must be >= 1")
-        self.rpm, self.tpm = rpm, tpm
-        # seconds the ceilings count over: the provider's minute and a guard second, so attempts
-        # that reach it later than they left (network jitter) never land in a full minute
-        self.rate_window = 60.0 + RATE_GUARD_SECONDS
-        # the ceilings' clock and sleep (tests pass virtual time: see RateCeiling)
-        self.rate_clock, self.rate_sleep = time.monotonic, time.sleep
-        self.increase_after = increase_after
-        # seconds kept free at the end of a document's cache window (see contexts.schedule)
-        self.ttl_margin = 10.0
-        self.schedule: Schedule | None = None
-        self.limit: AIMDLimit | None = None
-        self.ceiling: RateCeiling | None = None
-        self.prompt = prompt
-        self.llm = llm
-        self.store = ContextStore(store, stores)
-        self.unverified = unverified
         if budget_usd is not None and pricing is None:
             raise SituateError(
                 "context.budget_usd needs prices: keep `pricing` in the config (conf/pricing/)"
             )
+        self.store = ContextStore(store, stores)
+        # each call through the budget, the rate ceilings and the AIMD limit (validates them)
+        self.paid = PaidCalls(
+            llm, pricing, self.store.charges, "context", concurrency, budget_usd, rpm, tpm,
+            increase_after,
+        )  # fmt: skip
+        self.increase_after = increase_after
+        # seconds kept free at the end of a document's cache window (see contexts.schedule)
+        self.ttl_margin = 10.0
+        self.schedule: Schedule | None = None
+        self.prompt = prompt
+        self.llm = llm
+        self.unverified = unverified
         self.budget_usd = budget_usd
         self.pricing = pricing
-        self.budget: Budget | None = None
         self.concurrency = concurrency
         self.first_call_alone = first_call_alone
         self.batch = batch
@@ -155,6 +144,56 @@ class LLMContext(Placement):
         self.failures: list[tuple[str, str]] = []  # (chunk_id, error)
         self.stats: dict[str, float] = {}
         self._lock = threading.Lock()
+
+    @property
+    def limit(self) -> AIMDLimit | None:
+        """The AIMD limit on attempts in flight of the last run."""
+        return self.paid.limit
+
+    @property
+    def ceiling(self) -> RateCeiling | None:
+        """The rpm/tpm ceiling of the last run."""
+        return self.paid.ceiling
+
+    @property
+    def budget(self) -> Budget | None:
+        """The last run's budget (None without ``budget_usd``)."""
+        return self.paid.budget
+
+    @property
+    def rpm(self) -> int | None:
+        """Attempts a minute at most (``context.rpm``), as the next run applies it."""
+        return self.paid.rpm
+
+    @rpm.setter
+    def rpm(self, rpm: int | None) -> None:
+        self.paid.rpm = rpm
+
+    @property
+    def tpm(self) -> int | None:
+        """Estimated tokens a minute at most (``context.tpm``), as the next run applies it."""
+        return self.paid.tpm
+
+    @tpm.setter
+    def tpm(self, tpm: int | None) -> None:
+        self.paid.tpm = tpm
+
+    @property
+    def rate_clock(self) -> Callable[[], float]:
+        """The ceilings' and the schedule's clock (tests pass virtual time: see RateCeiling)."""
+        return self.paid.rate_clock
+
+    @rate_clock.setter
+    def rate_clock(self, clock: Callable[[], float]) -> None:
+        self.paid.rate_clock = clock
+
+    @property
+    def rate_sleep(self) -> Callable[[float], None]:
+        return self.paid.rate_sleep
+
+    @rate_sleep.setter
+    def rate_sleep(self, sleep: Callable[[float], None]) -> None:
+        self.paid.rate_sleep = sleep
 
     @property
     def endpoint(self) -> str:
@@ -222,17 +261,9 @@ class LLMContext(Placement):
         self.calls, self.failures, self.stats = [], [], {}  # this run's, not a previous run's
         self.written = []
         self.schedule = None
-        self._gates: list[CallGate] = []
-        self._failed_retries = 0  # retries of the calls that failed after them
-        self._windows: list[float] = []
-        self._earlier: dict[str, float] = {}
         by_doc, windows, rendered, keys = self.plan(corpus, chunks)
         stored = self._stored(rendered, keys)
-        self.budget = self._budget(stored, set(keys))
-        self.limit = AIMDLimit(self.concurrency, self.increase_after)
-        self.ceiling = RateCeiling(
-            self.rpm, self.tpm, self.rate_window, clock=self.rate_clock, sleep=self.rate_sleep
-        )
+        earlier = self._open(stored, set(keys))
         first_row_of_key = {k: row for row, k in reversed(list(enumerate(keys)))}
         todo = sorted(
             row for k, row in first_row_of_key.items() if k not in stored
@@ -275,9 +306,11 @@ class LLMContext(Placement):
                     )
 
                 def send_batch(doc_id: str, rows: list[int]) -> None:
-                    self._batch(doc_id, rows, rendered, keys, stored, advance, chunks)
+                    self._batch(doc_id, rows, rendered, keys, stored, advance)
 
                 self.schedule.run(send, send_batch)
+        chunk_of = {keys[row]: chunks[row].chunk_id for row in todo}
+        self.failures = [(chunk_of[key], error) for key, error in self.paid.failures]
         refreshes = (
             {} if self.schedule is None else {"context_cache_refreshes": self.schedule.refreshes}
         )
@@ -287,8 +320,9 @@ class LLMContext(Placement):
             "contextualize_seconds": time.perf_counter() - t,
             **{name: float(value) for name, value in refreshes.items()},
             **run_stats(
-                [r for _, r in self.calls], len(self.failures), self._failed_retries,
-                self._gates, self.limit, self.ceiling, self._windows, self.budget, self._earlier,
+                [r for _, r in self.calls], len(self.failures), self.paid.failed_retries,
+                self.paid.gates, self.limit, self.ceiling, self.paid.store_windows, self.budget,
+                earlier,
             ),
         }  # fmt: skip
         self.written = [
@@ -351,77 +385,19 @@ class LLMContext(Placement):
     def _send(
         self, doc_id, row, chunks, rendered, keys, stored, advance, started, deadline
     ) -> bool:
-        request = self._request(rendered[row])
-        estimate = self.budget.estimate(request) if self.budget else 0.0
-        if self.budget and not self.budget.reserve(estimate, wait=True):
-            advance(1)  # not sent: it would break the budget
-            return False
-        gate = CallGate(
-            self.limit, self.ceiling, self.budget, self.store.charges, keys[row],
-            self._tokens(request), estimate, deadline, self.rate_clock,
-        )  # fmt: skip
-        with self._lock:
-            self._gates.append(gate)
-        try:
-            with attempt_gate(gate):
-                if getattr(self.llm, "signals_start", False):
-                    response = self.llm.complete(request, on_start=started)
-                else:
-                    response = self.llm.complete(request)
-        except CacheWindowMissed:
-            gate.release_reservation()
-            raise
-        except BudgetExhausted:  # a retry would pass the cap: the budget has stopped
-            advance(1)
-            return False
-        except LLMCallFailed as e:
-            with self._lock:
-                self.failures.append((chunks[row].chunk_id, str(e)))
-                self._failed_retries += e.retries
-            gate.release_reservation()
-            advance(1)
-            return False
-        except BaseException:
-            gate.release_reservation()
-            raise
-        received = time.perf_counter()
-        self._keep(doc_id, keys[row], response, stored)  # committed before anything else
-        with self._lock:
-            self._windows.append(time.perf_counter() - received)
-        gate.committed()
-        if self.budget:
-            self.budget.settle(estimate, self._cost(response))
-        started()
-        advance(1)
-        return True
+        def keep(key: str, response: LLMResponse) -> None:
+            self._keep(doc_id, key, response, stored)
 
-    def _batch(self, doc_id, rows, rendered, keys, stored, advance, chunks) -> None:
-        complete_batch = getattr(self.llm, "complete_batch", None)
-        if complete_batch is None:
-            raise SituateError(
-                f"llm {self.llm.model} ({self.llm.name}) has no batch API; set context.batch=false"
-            )
-        requests = [self._request(rendered[r]) for r in rows]
-        if self.budget:  # reserve every batched call up front; those that don't fit are not sent
-            estimates = [self.budget.estimate(q) for q in requests]
-            sendable = [self.budget.reserve(e) for e in estimates]
-            advance(sendable.count(False))
-            rows = [r for r, ok in zip(rows, sendable, strict=True) if ok]
-            requests = [q for q, ok in zip(requests, sendable, strict=True) if ok]
-            estimates = [e for e, ok in zip(estimates, sendable, strict=True) if ok]
-            if not rows:
-                return
-        for i, (row, result) in enumerate(zip(rows, complete_batch(requests), strict=True)):
-            if self.budget:
-                self.budget.settle(
-                    estimates[i], self._cost(result) if isinstance(result, LLMResponse) else 0.0
-                )
-            if isinstance(result, LLMResponse):
-                self._keep(doc_id, keys[row], result, stored)
-            else:
-                with self._lock:
-                    self.failures.append((chunks[row].chunk_id, str(result)))
-            advance(1)
+        request = self._request(rendered[row])
+        answered = self.paid.call(keys[row], request, keep, started, deadline) is not None
+        advance(1)  # answered, refused by the budget or failed after retries
+        return answered
+
+    def _batch(self, doc_id, rows, rendered, keys, stored, advance) -> None:
+        def keep(key: str, response: LLMResponse) -> None:
+            self._keep(doc_id, key, response, stored)
+
+        self.paid.call_batch([(keys[r], self._request(rendered[r])) for r in rows], keep, advance)
 
     def _keep(self, doc_id: str, key: str, response: LLMResponse, stored: dict) -> None:
         item = StoredContext(
@@ -435,24 +411,22 @@ class LLMContext(Placement):
 
     # -- the budget -------------------------------------------------------------------------
 
-    def _budget(self, stored: dict[str, StoredContext], keys: set[str]) -> Budget | None:
-        """The cap for this run; stored contexts count at what they cost when written, attempts
-        of earlier runs that may have been billed without an answer at their estimate."""
+    def _open(self, stored: dict[str, StoredContext], keys: set[str]) -> dict[str, float]:
+        """Start this run's paid calls: the budget (if any) counts the stored contexts at what
+        they cost when written and the attempts of earlier runs that may have been billed
+        without an answer at their estimate; returns what those earlier attempts were."""
         if self.budget_usd is None:
-            return None
+            self.paid.open(0.0, keys)
+            return {}
         price = self.pricing.price(self.llm.model)
         ttl = self.llm.cache_ttl or "5m"
         spent = sum(price.call_cost(s.usage, ttl=ttl, batch=s.batch).total for s in stored.values())
+        self.paid.open(spent, keys)
         charged, attempts = self.store.charges.charged(keys)
-        self._earlier = {
+        return {
             "budget_earlier_unanswered_usd": charged,
             "budget_earlier_unanswered_attempts": float(attempts),
         }
-        return Budget(self.budget_usd, price, ttl, spent + charged)
-
-    def _cost(self, response: LLMResponse) -> float:
-        ttl = self.llm.cache_ttl or "5m"
-        return self.budget.price.call_cost(response.usage, ttl=ttl, batch=response.batch).total
 
     # -- documents longer than the window ---------------------------------------------------
 
