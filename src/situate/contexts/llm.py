@@ -60,6 +60,21 @@ from situate.store import Stores
 log = logging.getLogger(__name__)
 
 
+class PaidCallsAttribute:
+    """An attribute of an ``LLMContext`` that is its ``PaidCalls``' (``limit``, ``ceiling`` and
+    ``budget`` of the last run; ``rpm``, ``tpm`` and the ceilings' ``rate_clock`` and
+    ``rate_sleep``, as the next run applies them)."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, context, owner=None):
+        return self if context is None else getattr(context.paid, self.name)
+
+    def __set__(self, context, value) -> None:
+        setattr(context.paid, self.name, value)
+
+
 class LLMContext(Placement):
     """Contexts written by ``llm`` from ``prompt``.
 
@@ -145,55 +160,10 @@ class LLMContext(Placement):
         self.stats: dict[str, float] = {}
         self._lock = threading.Lock()
 
-    @property
-    def limit(self) -> AIMDLimit | None:
-        """The AIMD limit on attempts in flight of the last run."""
-        return self.paid.limit
-
-    @property
-    def ceiling(self) -> RateCeiling | None:
-        """The rpm/tpm ceiling of the last run."""
-        return self.paid.ceiling
-
-    @property
-    def budget(self) -> Budget | None:
-        """The last run's budget (None without ``budget_usd``)."""
-        return self.paid.budget
-
-    @property
-    def rpm(self) -> int | None:
-        """Attempts a minute at most (``context.rpm``), as the next run applies it."""
-        return self.paid.rpm
-
-    @rpm.setter
-    def rpm(self, rpm: int | None) -> None:
-        self.paid.rpm = rpm
-
-    @property
-    def tpm(self) -> int | None:
-        """Estimated tokens a minute at most (``context.tpm``), as the next run applies it."""
-        return self.paid.tpm
-
-    @tpm.setter
-    def tpm(self, tpm: int | None) -> None:
-        self.paid.tpm = tpm
-
-    @property
-    def rate_clock(self) -> Callable[[], float]:
-        """The ceilings' and the schedule's clock (tests pass virtual time: see RateCeiling)."""
-        return self.paid.rate_clock
-
-    @rate_clock.setter
-    def rate_clock(self, clock: Callable[[], float]) -> None:
-        self.paid.rate_clock = clock
-
-    @property
-    def rate_sleep(self) -> Callable[[float], None]:
-        return self.paid.rate_sleep
-
-    @rate_sleep.setter
-    def rate_sleep(self, sleep: Callable[[float], None]) -> None:
-        self.paid.rate_sleep = sleep
+    # the run's paid calls hold these (tests set the clocks and ceilings on the context)
+    limit, ceiling, budget = PaidCallsAttribute(), PaidCallsAttribute(), PaidCallsAttribute()
+    rpm, tpm = PaidCallsAttribute(), PaidCallsAttribute()
+    rate_clock, rate_sleep = PaidCallsAttribute(), PaidCallsAttribute()
 
     @property
     def endpoint(self) -> str:
