@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from situate.contexts.llm import StoredContext
+from situate.contexts.store import StoredContext
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.errors import SituateError
 from situate.pgstore import PostgresStores

@@ -1,12 +1,14 @@
 """API keys never leak: not into files, params, logs, artifacts, stdout or stderr.
 
-A full run against the local emulators (Anthropic contexts, OpenAI embeddings, Cohere rerank,
-MLflow tracking) with distinctive random keys, then every byte it wrote is searched for them.
-A wrong key (401) gives a one-line error that names the variable, never the key.
+A full run against the local emulator of every paid vendor (``situate.providers``: Anthropic
+contexts, OpenAI embeddings, Cohere rerank... each vendor's ``scan``) with MLflow
+tracking and distinctive random keys, then every byte it wrote is searched for them. A wrong key
+(401) gives a one-line error that names the variable, never the key.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import uuid
@@ -15,20 +17,16 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from situate.emulators.anthropic_api import AnthropicEmulator
-from situate.emulators.cohere_api import CohereEmulator
-from situate.emulators.openai_api import OpenAIEmulator
+from situate.providers import emulated, emulator
 from test_cli import assert_one_line_error
+
+PAID = {name: v for name, v in emulated().items() if v.scan}  # every vendor with a key to leak
 
 SLICE = ("dataset.max_documents=2", "eval.ks=[5,10]")
 
 
 def secret_keys() -> dict[str, str]:
-    return {
-        "ANTHROPIC_API_KEY": f"sk-ant-SECRET-{uuid.uuid4()}",
-        "OPENAI_API_KEY": f"sk-openai-SECRET-{uuid.uuid4()}",
-        "CO_API_KEY": f"co-SECRET-{uuid.uuid4()}",
-    }
+    return {v.key_env: f"{v.name}-SECRET-{uuid.uuid4()}" for v in PAID.values()}
 
 
 def fragments(key: str, width: int = 8) -> list[bytes]:
@@ -54,7 +52,7 @@ def leaks(keys: dict[str, str], places: dict[str, bytes]) -> list[str]:
 
 def test_the_scan_finds_a_key_or_a_piece_of_it():
     keys = secret_keys()
-    key = keys["CO_API_KEY"]
+    key = keys[PAID["cohere"].key_env]
     assert leaks(keys, {"log": f"auth: Bearer {key}".encode()})
     assert leaks(keys, {"db": b"\x00" + key[-12:].encode() + b"\x00"})
     assert not leaks(keys, {"error": f"key sk-********{key[-4:]} refused".encode()})
@@ -69,46 +67,35 @@ def everything_written(root: Path, proc: subprocess.CompletedProcess) -> dict[st
 
 @pytest.fixture
 def emulators():
+    """The keys and each paid vendor's emulator (started, taking its key), by vendor name."""
     keys = secret_keys()
-    with (
-        AnthropicEmulator(api_key=keys["ANTHROPIC_API_KEY"], ttft=0.0) as anthropic,
-        OpenAIEmulator(api_key=keys["OPENAI_API_KEY"]) as openai,
-        CohereEmulator(api_key=keys["CO_API_KEY"]) as cohere,
-    ):
-        yield keys, anthropic, openai, cohere
+    with contextlib.ExitStack() as stack:
+        servers = {
+            name: stack.enter_context(emulator(v, keys[v.key_env])) for name, v in PAID.items()
+        }
+        yield keys, servers
 
 
-def overrides(anthropic, openai, cohere, out: Path) -> list[str]:
-    return [
-        "context=llm",
-        "llm=claude_haiku_5_5",
-        f"llm.base_url={anthropic.url}",
-        "embedder=openai_small",
-        f"embedder.base_url={openai.url}/v1",
-        "reranker=cohere",
-        f"reranker.base_url={cohere.url}",
-        "reranker.pool=20",
-        "tracking=mlflow",
-        f"output_dir={out}",
-        *SLICE,
-    ]
+def overrides(servers, out: Path) -> list[str]:
+    chosen = [o.format(url=servers[name].url) for name, v in PAID.items() for o in v.scan.overrides]
+    return [*chosen, "tracking=mlflow", f"output_dir={out}", *SLICE]
 
 
 @pytest.mark.slow
 def test_a_full_run_writes_no_key_anywhere(cookbook_dir, emulators, tmp_path):
-    keys, anthropic, openai, cohere = emulators
+    keys, servers = emulators
     out, cwd = tmp_path / "out", tmp_path / "cwd"
     cwd.mkdir()
     proc = run_cli(
         "run",
-        *overrides(anthropic, openai, cohere, out),
+        *overrides(servers, out),
         cwd=cwd,
         env={**keys, "MLFLOW_TRACKING_URI": ""},
     )
     assert proc.returncode == 0, proc.stderr
     # the run really used every provider and every store
-    for emulator in (anthropic, openai, cohere):
-        assert emulator.calls(ok_only=True) > 0, emulator.name
+    for server in servers.values():
+        assert server.calls(ok_only=True) > 0, server.name
     assert (out / "mlflow.db").stat().st_size > 0
     assert list((out / "mlartifacts").rglob("contexts.jsonl"))
     assert list((out / "runs").rglob("app.log"))
@@ -119,23 +106,16 @@ def test_a_full_run_writes_no_key_anywhere(cookbook_dir, emulators, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "variable, stage",
-    [
-        ("ANTHROPIC_API_KEY", "llm=claude-haiku-5-5"),
-        ("OPENAI_API_KEY", "embedder=openai"),
-        ("CO_API_KEY", "reranker"),
-    ],
-)
+@pytest.mark.parametrize("variable, stage", [(v.key_env, v.scan.stage) for v in PAID.values()])
 def test_a_wrong_key_is_one_line_that_names_the_variable_not_the_key(
     cookbook_dir, emulators, tmp_path, variable, stage
 ):
-    keys, anthropic, openai, cohere = emulators
+    keys, servers = emulators
     wrong = secret_keys()[variable]  # the emulator answers it with 401
     out = tmp_path / "out"
     proc = run_cli(
         "run",
-        *overrides(anthropic, openai, cohere, out),
+        *overrides(servers, out),
         env={**keys, variable: wrong, "MLFLOW_TRACKING_URI": ""},
     )
     line = assert_one_line_error(proc, variable, stage)

@@ -90,3 +90,26 @@ def test_budget_is_never_exceeded_and_a_higher_one_resumes(
 def test_budget_needs_prices(tmp_path: Path):
     with pytest.raises(SituateError, match="context.budget_usd needs prices"):
         LLMContext(PROMPT, object(), str(tmp_path / "c.sqlite"), budget_usd=1.0)
+
+
+def test_run_stats_are_a_function_of_the_calls_alone():
+    from situate.contexts.llm import run_stats
+    from situate.llm.base import LLMResponse
+    from situate.records import Usage
+
+    timed = {"prefill_seconds": 2.0, "generation_seconds": 1.0, "evaluated_tokens": 100}
+    calls = [
+        LLMResponse("a", Usage(5, 0, 0, 7), "m", 1.0, 2, False, {}),
+        LLMResponse("b", Usage(5, 0, 0, 10), "m", 3.0, 0, False, timed),
+    ]
+    stats = run_stats(calls, 1, 3, [], None, None, [0.002, 0.004, 0.010], None, {"x": 1.0})
+    assert stats == {
+        "llm_retries": 5.0,  # 2 + 0 answered, 3 of the failed call
+        "contexts_failed": 1.0,
+        "llm_rate_limited": 0.0,
+        "llm_ambiguous_retries": 0.0,
+        "store_window_ms_max": 10.0,
+        "store_window_ms_p50": 4.0,
+        "llm_prefill_tokens_per_s": 50.0,  # 100 evaluated in 2 s (the untimed call not counted)
+        "llm_generation_tokens_per_s": 10.0,  # 10 generated in 1 s
+    }  # no budget: what earlier runs left charged is not reported

@@ -258,3 +258,41 @@ def test_stop_enters_the_identity_only_when_changed():
         LocalLlamaProvider(sentences=0)
     assert LocalLlamaProvider(sentences=None)._trim("One. Two. Three.", "") == "One. Two. Three."
     assert LocalLlamaProvider(sentences=2)._trim("One. Two. Three.", "") == "One. Two."
+
+
+@pytest.mark.slow
+@needs_model
+def test_a_local_model_failure_is_counted_and_resumed_like_an_api_failure(tmp_path):
+    from situate.contexts.llm import LLMContext
+    from situate.contexts.prompts import PromptVariant
+    from situate.records import Chunk, Corpus, Document
+
+    doc = Document("flu", DOCUMENT, title=TITLE)
+    first, second = FACTS[0], FACTS[1]
+    chunks = [
+        Chunk("flu-0", "flu", 0, 0, len(first), first),
+        Chunk("flu-1", "flu", 1, len(first) + 1, len(first) + 1 + len(second), second),
+    ]
+    corpus = Corpus("local", [doc], [])
+    prompt = PromptVariant(
+        name="test", document_template="{document}", chunk_template="{chunk}\nSituate it.",
+        max_tokens=8,
+    )  # fmt: skip
+    llm = LocalLlamaProvider(max_tokens=-5)  # not part of the key: the engine refuses it
+    try:
+        ctx = LLMContext(prompt, llm, str(tmp_path / "contexts.sqlite"), concurrency=1)
+        with pytest.raises(SituateError) as failed:
+            ctx.contextualize(corpus, chunks)
+        assert str(failed.value).startswith("context: 2 of 2 chunks failed after retries (first: ")
+        assert "llama.cpp refused the request" in str(failed.value)
+        assert "\n" not in str(failed.value)
+        assert ctx.stats["contexts_failed"] == 2.0 and ctx.calls == []
+        llm.max_tokens = None  # the same keys: the rerun pays for the two failed ones only
+        contexts = ctx.contextualize(corpus, chunks)
+        assert [c.chunk_id for c in contexts] == ["flu-0", "flu-1"]
+        assert all(c.text for c in contexts) and len(ctx.calls) == 2
+        assert ctx.stats["contexts_failed"] == 0.0 and ctx.stats["contexts_from_store"] == 0.0
+        ctx.contextualize(corpus, chunks)  # and a third run makes no call
+        assert ctx.calls == [] and ctx.stats["contexts_from_store"] == 2.0
+    finally:
+        llm.close()

@@ -89,7 +89,8 @@ def test_ambiguous_attempts_are_charged_and_the_retry_reserves_again(key_env, tm
     with AnthropicEmulator(api_key=KEY, ttft=0.0) as emu:
         probe = capped(emu, tmp_path / "probe.sqlite", 1.0)
         request = probe._request(probe.plan(corp, chunks)[2][0])
-        estimate = probe._budget({}, set()).estimate(request)
+        probe._open({}, set())  # the budget of a run that finds nothing stored
+        estimate = probe.budget.estimate(request)
 
         # room for the first attempt and one more: the reset eats one reservation, the retry
         # takes the other; the second chunk finds no room left

@@ -132,7 +132,7 @@ def test_an_answer_received_and_killed_before_its_commit(key_env, tmp_path):
         proc = contextualizing_child(
             emu, store, (8,),
             before="import os, signal\n"
-            "from situate.contexts.llm import ContextStore\n"
+            "from situate.contexts.store import ContextStore\n"
             "ContextStore.put = lambda *_: os.kill(os.getpid(), signal.SIGKILL)\n",
             concurrency=1,  # one slot: no read goes while the first call's answer streams in
         )  # fmt: skip

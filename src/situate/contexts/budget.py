@@ -18,7 +18,7 @@ budget stops. So ``spent`` is an upper bound of what the provider billed, and a 
 never passes the cap, whatever its retries. (It may overcount: an emulator's ``reset`` fault,
 like many real resets, drops the request before it is processed.)
 
-Possibly billed attempts outlive the run: :class:`situate.contexts.llm.ContextStore` writes a
+Possibly billed attempts outlive the run: :class:`situate.contexts.store.ContextStore` writes a
 charge row (the attempt's estimate) before each attempt is sent and deletes it once the attempt
 is answered with an error or its context is committed. Rows of ambiguous attempts stay, and so
 do those of attempts in flight when the process was killed (SIGKILL, power loss: the server

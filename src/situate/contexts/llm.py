@@ -24,155 +24,55 @@ the server after the kill, or received less than a commit ago (``store_window_ms
 stats is the longest such gap of the run). Those cannot be avoided (the Messages API has no
 idempotency key, and a lost answer cannot be fetched again), but with a budget they are not
 forgotten: each attempt leaves a charge row in the store until it is answered (see
-:class:`ContextStore`), and the next run counts the rows a kill left at their estimates.
+:class:`situate.contexts.store.ContextStore`), and the next run counts the rows a kill left at
+their estimates.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from situate.billing import Billed
 from situate.contexts.base import Placement
-from situate.contexts.budget import Budget, BudgetExhausted
+from situate.contexts.budget import Budget
 from situate.contexts.prompts import PromptVariant, RenderedPrompt
-from situate.contexts.schedule import CacheWindowMissed, Schedule
-from situate.endpoints import legacy_identity, recover_unverified
+from situate.contexts.schedule import Schedule
+from situate.contexts.store import ContextStore, StoredContext
+from situate.endpoints import legacy_identity
 from situate.errors import SituateError
-from situate.llm.base import TTL_SECONDS, LLMCallFailed, LLMProvider, LLMRequest, LLMResponse
-from situate.llm.paid_calls import CallGate, request_tokens
+from situate.llm.base import TTL_SECONDS, LLMProvider, LLMRequest, LLMResponse
+from situate.llm.paid_calls import CallGate, PaidCalls, request_tokens
 from situate.llm.ratelimit import (
-    RATE_GUARD_SECONDS,
     AIMDLimit,
     RateCeiling,
 )
-from situate.llm.retry import attempt_gate
 from situate.pricing import PriceBook
 from situate.progress import progress_bar
-from situate.records import Chunk, Context, Corpus, Document, Usage
-from situate.store import ChargeRows, SqliteStores, Stores, content_hash
+from situate.records import Chunk, Context, Corpus, Document
+from situate.store import Stores
 
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class StoredContext:
-    text: str
-    usage: Usage
-    model: str
-    prompt: str
-    seconds: float
-    retries: int
-    batch: bool
-    # where the answer came from (the provider's endpoint; "" for a local model or an entry
-    # written before endpoints were recorded and adopted by the user)
-    endpoint: str = ""
+class PaidCallsAttribute:
+    """An attribute of an ``LLMContext`` that is its ``PaidCalls``' (``limit``, ``ceiling`` and
+    ``budget`` of the last run; ``rpm``, ``tpm`` and the ceilings' ``rate_clock`` and
+    ``rate_sleep``, as the next run applies them)."""
 
-    def to_bytes(self) -> bytes:
-        return json.dumps({**asdict(self), "usage": asdict(self.usage)}).encode()
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
 
-    @classmethod
-    def from_bytes(cls, blob: bytes) -> StoredContext:
-        data = json.loads(blob)
-        return cls(**{**data, "usage": Usage(**data["usage"])})
+    def __get__(self, context, owner=None):
+        return self if context is None else getattr(context.paid, self.name)
 
-
-class ContextStore:
-    """Contexts in a store (a SQLite file, or a Postgres table with ``store: postgres``; one
-    transaction per context), content addressed.
-
-    With a budget, the same file keeps *charges*: one row per attempt that may have been billed
-    without its answer being stored (``<context key>#<attempt id>`` -> USD, the attempt's
-    reserved estimate). A row is written before the attempt is sent; it is deleted when the
-    attempt is answered with an error (nothing billed) or once its context is committed (the
-    context's own cost counts from then on); it stays when the attempt got no answer (ambiguous)
-    or when the process died with the attempt in flight. Every later run of the configuration
-    counts the rows of its keys as spent.
-    """
-
-    def __init__(self, path: str | Path, stores: Stores | None = None):
-        stores = stores or SqliteStores()
-        self.blobs = stores.blobs(path, "contexts")
-        self.charges = ChargeRows(stores.blobs(path, "context_charges"))
-
-    @staticmethod
-    def key(
-        rendered: RenderedPrompt,
-        prompt: PromptVariant,
-        llm: LLMProvider,
-        identity: dict | None = None,
-    ) -> str:
-        """The store key: the prompt as sent and ``identity`` (the model's, endpoint included)."""
-        return content_hash(
-            "context",
-            rendered.document,
-            rendered.prompt,
-            rendered.answer_prefix,
-            prompt.max_tokens,
-            llm.identity() if identity is None else identity,
-        )
-
-    def get_many(self, keys: list[str], endpoint: str = "") -> dict[str, StoredContext]:
-        """The stored contexts of ``keys``; one recorded as written by another endpoint is refused."""
-        found = {k: StoredContext.from_bytes(v) for k, v in self.blobs.get_many(keys).items()}
-        for stored in found.values():
-            self._check_writer(stored, endpoint)
-        return found
-
-    def _check_writer(self, stored: StoredContext, endpoint: str) -> None:
-        if stored.endpoint and stored.endpoint != endpoint:
-            raise SituateError(
-                f"{self.blobs.where}: a context stored for {endpoint or 'a local model'} records "
-                f"{stored.endpoint} as its writer (a corrupted or hand-edited store); "
-                "move the file aside (Postgres: delete its row)"
-            )
-
-    @contextlib.contextmanager
-    def claim(self, key: str, endpoint: str = "") -> Iterator[StoredContext | None]:
-        """Hold ``key`` while the block pays for its context; yields the context another process
-        stored meanwhile instead (Postgres: a live peer holding the key is waited on), else None."""
-        with self.blobs.claim(key) as blob:
-            stored = None if blob is None else StoredContext.from_bytes(blob)
-            if stored is not None:
-                self._check_writer(stored, endpoint)
-            yield stored
-
-    def recover_unverified(
-        self, legacy_of: dict[str, str], policy: str, model: str, endpoint: str
-    ) -> dict[str, StoredContext]:
-        """Contexts stored before keys named the endpoint (see :mod:`situate.endpoints`)."""
-
-        def vouched(blob: bytes) -> bytes:
-            return json.dumps({**json.loads(blob), "endpoint": endpoint}).encode()
-
-        adopted = recover_unverified(
-            self.blobs, legacy_of, policy, f"contexts for {model}", endpoint, vouched
-        )
-        if adopted:  # attempts charged under the old keys now count under the new ones
-            new_of = {old: new for new, old in legacy_of.items() if new in adopted}
-            charges = self.charges.rows
-            rows = [(r, v) for r, v in charges.items() if r.split("#", 1)[0] in new_of]
-            moved = {f"{new_of[r.split('#', 1)[0]]}#{r.split('#', 1)[1]}": v for r, v in rows}
-            charges.move(moved, [r for r, _ in rows])
-            log.warning(
-                "contexts: %d stored without their endpoint adopted as written by %s "
-                "(unverified_cache=adopt)",
-                len(adopted),
-                endpoint,
-            )
-        return {k: StoredContext.from_bytes(v) for k, v in adopted.items()}
-
-    def put(self, key: str, stored: StoredContext) -> None:
-        self.blobs.put_many([(key, stored.to_bytes())])
+    def __set__(self, context, value) -> None:
+        setattr(context.paid, self.name, value)
 
 
 class LLMContext(Placement):
@@ -231,34 +131,25 @@ class LLMContext(Placement):
         increase_after: int = 8,
     ):
         super().__init__(placement, separator, apply_to)
-        if concurrency < 1:
-            raise SituateError(f"context.concurrency={concurrency} must be >= 1")
-        RateCeiling(rpm, tpm)  # validates both
-        if increase_after < 1:
-            raise SituateError(f"context.increase_after={increase_after} must be >= 1")
-        self.rpm, self.tpm = rpm, tpm
-        # seconds the ceilings count over: the provider's minute and a guard second, so attempts
-        # that reach it later than they left (network jitter) never land in a full minute
-        self.rate_window = 60.0 + RATE_GUARD_SECONDS
-        # the ceilings' clock and sleep (tests pass virtual time: see RateCeiling)
-        self.rate_clock, self.rate_sleep = time.monotonic, time.sleep
-        self.increase_after = increase_after
-        # seconds kept free at the end of a document's cache window (see contexts.schedule)
-        self.ttl_margin = 10.0
-        self.schedule: Schedule | None = None
-        self.limit: AIMDLimit | None = None
-        self.ceiling: RateCeiling | None = None
-        self.prompt = prompt
-        self.llm = llm
-        self.store = ContextStore(store, stores)
-        self.unverified = unverified
         if budget_usd is not None and pricing is None:
             raise SituateError(
                 "context.budget_usd needs prices: keep `pricing` in the config (conf/pricing/)"
             )
+        self.store = ContextStore(store, stores)
+        # each call through the budget, the rate ceilings and the AIMD limit (validates them)
+        self.paid = PaidCalls(
+            llm, pricing, self.store.charges, "context", concurrency, budget_usd, rpm, tpm,
+            increase_after,
+        )  # fmt: skip
+        self.increase_after = increase_after
+        # seconds kept free at the end of a document's cache window (see contexts.schedule)
+        self.ttl_margin = 10.0
+        self.schedule: Schedule | None = None
+        self.prompt = prompt
+        self.llm = llm
+        self.unverified = unverified
         self.budget_usd = budget_usd
         self.pricing = pricing
-        self.budget: Budget | None = None
         self.concurrency = concurrency
         self.first_call_alone = first_call_alone
         self.batch = batch
@@ -268,6 +159,11 @@ class LLMContext(Placement):
         self.failures: list[tuple[str, str]] = []  # (chunk_id, error)
         self.stats: dict[str, float] = {}
         self._lock = threading.Lock()
+
+    # the run's paid calls hold these (tests set the clocks and ceilings on the context)
+    limit, ceiling, budget = PaidCallsAttribute(), PaidCallsAttribute(), PaidCallsAttribute()
+    rpm, tpm = PaidCallsAttribute(), PaidCallsAttribute()
+    rate_clock, rate_sleep = PaidCallsAttribute(), PaidCallsAttribute()
 
     @property
     def endpoint(self) -> str:
@@ -335,16 +231,9 @@ class LLMContext(Placement):
         self.calls, self.failures, self.stats = [], [], {}  # this run's, not a previous run's
         self.written = []
         self.schedule = None
-        self._gates: list[CallGate] = []
-        self._windows: list[float] = []
-        self._earlier: dict[str, float] = {}
         by_doc, windows, rendered, keys = self.plan(corpus, chunks)
         stored = self._stored(rendered, keys)
-        self.budget = self._budget(stored, set(keys))
-        self.limit = AIMDLimit(self.concurrency, self.increase_after)
-        self.ceiling = RateCeiling(
-            self.rpm, self.tpm, self.rate_window, clock=self.rate_clock, sleep=self.rate_sleep
-        )
+        earlier = self._open(stored, set(keys))
         first_row_of_key = {k: row for row, k in reversed(list(enumerate(keys)))}
         todo = sorted(
             row for k, row in first_row_of_key.items() if k not in stored
@@ -387,10 +276,25 @@ class LLMContext(Placement):
                     )
 
                 def send_batch(doc_id: str, rows: list[int]) -> None:
-                    self._batch(doc_id, rows, rendered, keys, stored, advance, chunks)
+                    self._batch(doc_id, rows, rendered, keys, stored, advance)
 
                 self.schedule.run(send, send_batch)
-        self.stats = self._stats(time.perf_counter() - t, len(chunks) - len(todo), windows)
+        chunk_of = {keys[row]: chunks[row].chunk_id for row in todo}
+        self.failures = [(chunk_of[key], error) for key, error in self.paid.failures]
+        refreshes = (
+            {} if self.schedule is None else {"context_cache_refreshes": self.schedule.refreshes}
+        )
+        self.stats = {
+            "contexts_from_store": float(len(chunks) - len(todo)),
+            "docs_windowed": float(sum(1 for w in windows.values() if w)),
+            "contextualize_seconds": time.perf_counter() - t,
+            **{name: float(value) for name, value in refreshes.items()},
+            **run_stats(
+                [r for _, r in self.calls], len(self.failures), self.paid.failed_retries,
+                self.paid.gates, self.limit, self.ceiling, self.paid.store_windows, self.budget,
+                earlier,
+            ),
+        }  # fmt: skip
         self.written = [
             (chunks[row].doc_id, stored[k])
             for k, row in sorted(first_row_of_key.items(), key=lambda kv: kv[1])
@@ -451,85 +355,19 @@ class LLMContext(Placement):
     def _send(
         self, doc_id, row, chunks, rendered, keys, stored, advance, started, deadline
     ) -> bool:
-        request = self._request(rendered[row])
-        estimate = self.budget.estimate(request) if self.budget else 0.0
-        if self.budget and not self.budget.reserve(estimate, wait=True):
-            advance(1)  # not sent: it would break the budget
-            return False
-        gate = CallGate(
-            self.limit, self.ceiling, self.budget, self.store.charges, keys[row],
-            self._tokens(request), estimate, deadline, self.rate_clock,
-        )  # fmt: skip
-        with self._lock:
-            self._gates.append(gate)
-        try:
-            with attempt_gate(gate):
-                if getattr(self.llm, "signals_start", False):
-                    response = self.llm.complete(request, on_start=started)
-                else:
-                    response = self.llm.complete(request)
-        except CacheWindowMissed:
-            gate.release_reservation()
-            raise
-        except BudgetExhausted:  # a retry would pass the cap: the budget has stopped
-            advance(1)
-            return False
-        except LLMCallFailed as e:
-            with self._lock:
-                self.failures.append((chunks[row].chunk_id, str(e)))
-                self.stats["llm_retries"] = self.stats.get("llm_retries", 0) + e.retries
-            gate.release_reservation()
-            advance(1)
-            return False
-        except BaseException:
-            gate.release_reservation()
-            raise
-        received = time.perf_counter()
-        self._keep(doc_id, keys[row], response, stored)  # committed before anything else
-        with self._lock:
-            self._windows.append(time.perf_counter() - received)
-        gate.committed()
-        if self.budget:
-            self.budget.settle(estimate, self._cost(response))
-        started()
-        advance(1)
-        return True
+        def keep(key: str, response: LLMResponse) -> None:
+            self._keep(doc_id, key, response, stored)
 
-    def _batch(self, doc_id, rows, rendered, keys, stored, advance, chunks) -> None:
-        complete_batch = getattr(self.llm, "complete_batch", None)
-        if complete_batch is None:
-            raise SituateError(
-                f"llm {self.llm.model} ({self.llm.name}) has no batch API; set context.batch=false"
-            )
-        requests = [
-            LLMRequest(
-                rendered[r].document,
-                rendered[r].prompt,
-                self.prompt.max_tokens,
-                answer_prefix=rendered[r].answer_prefix,
-            )
-            for r in rows
-        ]
-        if self.budget:  # reserve every batched call up front; those that don't fit are not sent
-            estimates = [self.budget.estimate(q) for q in requests]
-            sendable = [self.budget.reserve(e) for e in estimates]
-            advance(sendable.count(False))
-            rows = [r for r, ok in zip(rows, sendable, strict=True) if ok]
-            requests = [q for q, ok in zip(requests, sendable, strict=True) if ok]
-            estimates = [e for e, ok in zip(estimates, sendable, strict=True) if ok]
-            if not rows:
-                return
-        for i, (row, result) in enumerate(zip(rows, complete_batch(requests), strict=True)):
-            if self.budget:
-                self.budget.settle(
-                    estimates[i], self._cost(result) if isinstance(result, LLMResponse) else 0.0
-                )
-            if isinstance(result, LLMResponse):
-                self._keep(doc_id, keys[row], result, stored)
-            else:
-                with self._lock:
-                    self.failures.append((chunks[row].chunk_id, str(result)))
-            advance(1)
+        request = self._request(rendered[row])
+        answered = self.paid.call(keys[row], request, keep, started, deadline) is not None
+        advance(1)  # answered, refused by the budget or failed after retries
+        return answered
+
+    def _batch(self, doc_id, rows, rendered, keys, stored, advance) -> None:
+        def keep(key: str, response: LLMResponse) -> None:
+            self._keep(doc_id, key, response, stored)
+
+        self.paid.call_batch([(keys[r], self._request(rendered[r])) for r in rows], keep, advance)
 
     def _keep(self, doc_id: str, key: str, response: LLMResponse, stored: dict) -> None:
         item = StoredContext(
@@ -543,24 +381,22 @@ class LLMContext(Placement):
 
     # -- the budget -------------------------------------------------------------------------
 
-    def _budget(self, stored: dict[str, StoredContext], keys: set[str]) -> Budget | None:
-        """The cap for this run; stored contexts count at what they cost when written, attempts
-        of earlier runs that may have been billed without an answer at their estimate."""
+    def _open(self, stored: dict[str, StoredContext], keys: set[str]) -> dict[str, float]:
+        """Start this run's paid calls: the budget (if any) counts the stored contexts at what
+        they cost when written and the attempts of earlier runs that may have been billed
+        without an answer at their estimate; returns what those earlier attempts were."""
         if self.budget_usd is None:
-            return None
+            self.paid.open(0.0, keys)
+            return {}
         price = self.pricing.price(self.llm.model)
         ttl = self.llm.cache_ttl or "5m"
         spent = sum(price.call_cost(s.usage, ttl=ttl, batch=s.batch).total for s in stored.values())
+        self.paid.open(spent, keys)
         charged, attempts = self.store.charges.charged(keys)
-        self._earlier = {
+        return {
             "budget_earlier_unanswered_usd": charged,
             "budget_earlier_unanswered_attempts": float(attempts),
         }
-        return Budget(self.budget_usd, price, ttl, spent + charged)
-
-    def _cost(self, response: LLMResponse) -> float:
-        ttl = self.llm.cache_ttl or "5m"
-        return self.budget.price.call_cost(response.usage, ttl=ttl, batch=response.batch).total
 
     # -- documents longer than the window ---------------------------------------------------
 
@@ -583,43 +419,42 @@ class LLMContext(Placement):
             out[c.index] = doc.text[start : start + chars]
         return out
 
-    # -- what the run paid ------------------------------------------------------------------
 
-    def _stats(self, seconds: float, reused: int, windows: dict[str, dict]) -> dict[str, float]:
-        stats = {
-            "llm_retries": float(
-                sum(r.retries for _, r in self.calls) + self.stats.get("llm_retries", 0)
-            ),
-            "contexts_from_store": float(reused),
-            "contexts_failed": float(len(self.failures)),
-            "docs_windowed": float(sum(1 for w in windows.values() if w)),
-            "contextualize_seconds": seconds,
-        }
-        if self.schedule is not None:
-            stats["context_cache_refreshes"] = float(self.schedule.refreshes)
-        stats.update(self._limit_stats())
-        stats.update(throughput([r for _, r in self.calls]))
-        return stats
-
-    def _limit_stats(self) -> dict[str, float]:
-        """AIMD concurrency, rate ceiling waits, rate-limited and ambiguous attempts, commit gap."""
-        out: dict[str, float] = {
-            "llm_rate_limited": float(sum(g.rate_limited for g in self._gates)),
-            "llm_ambiguous_retries": float(sum(g.ambiguous for g in self._gates)),
-        }
-        if self.limit is not None:
-            out["concurrency_min"] = float(self.limit.minimum_seen)
-            out["concurrency_final"] = float(self.limit.limit)
-            out["concurrency_decreases"] = float(self.limit.decreases)
-        if self.ceiling is not None and self.ceiling.active:
-            out["rate_wait_seconds"] = self.ceiling.waited
-        if self._windows:
-            out["store_window_ms_max"] = 1000 * max(self._windows)
-            out["store_window_ms_p50"] = 1000 * float(np.median(self._windows))
-        if self.budget is not None:
-            out["budget_ambiguous_usd"] = self.budget.ambiguous
-            out.update(self._earlier)
-        return out
+def run_stats(
+    calls: list[LLMResponse],
+    failed: int,
+    failed_retries: int,
+    gates: list[CallGate],
+    limit: AIMDLimit | None,
+    ceiling: RateCeiling | None,
+    store_windows: list[float],
+    budget: Budget | None,
+    earlier: dict[str, float],
+) -> dict[str, float]:
+    """What a run of the context stage paid and met, from its calls alone: retries (``failed``
+    calls' ``failed_retries`` included), the gates' rate-limited and ambiguous attempts, the AIMD
+    concurrency, rate ceiling waits, the commit gaps (``store_windows``), the budget's ambiguous
+    spending and what ``earlier`` runs left charged, and throughput."""
+    stats = {
+        "llm_retries": float(sum(r.retries for r in calls) + failed_retries),
+        "contexts_failed": float(failed),
+        "llm_rate_limited": float(sum(g.rate_limited for g in gates)),
+        "llm_ambiguous_retries": float(sum(g.ambiguous for g in gates)),
+    }
+    if limit is not None:
+        stats["concurrency_min"] = float(limit.minimum_seen)
+        stats["concurrency_final"] = float(limit.limit)
+        stats["concurrency_decreases"] = float(limit.decreases)
+    if ceiling is not None and ceiling.active:
+        stats["rate_wait_seconds"] = ceiling.waited
+    if store_windows:
+        stats["store_window_ms_max"] = 1000 * max(store_windows)
+        stats["store_window_ms_p50"] = 1000 * float(np.median(store_windows))
+    if budget is not None:
+        stats["budget_ambiguous_usd"] = budget.ambiguous
+        stats.update(earlier)
+    stats.update(throughput(calls))
+    return stats
 
 
 def throughput(responses: list[LLMResponse]) -> dict[str, float]:

@@ -5,43 +5,26 @@ Documents are embedded with ``input_type="search_document"`` and queries with
 variable ``api_key_env`` (``CO_API_KEY``) only. ``base_url`` (e.g. ``http://127.0.0.1:PORT``, an
 emulator; the SDK appends ``/v2/embed``) replaces the SDK's default ``https://api.cohere.com``.
 
-At most 96 texts go in one request (the API's limit). 429 and 5xx answers and refused or
-dropped connections are retried by the SDK (``max_retries``); a connection reset while waiting
-for the answer and timeouts, which the SDK does not retry, are retried here (embedding is
-idempotent, so replaying such a request is safe).
+At most 96 texts go in one request (the API's limit). Client, retries (429, 5xx, dropped
+connections, timeouts: embedding is idempotent) and error text are :mod:`situate.providers.cohere`;
+every request passes the ``rpm``/``tpm`` gate of :class:`situate.providers.ApiGate`.
 """
 
 from __future__ import annotations
 
-import random
-import time
-
 import numpy as np
 
 from situate.billing import Billed
+from situate.contexts.budget import estimated_tokens
 from situate.embedding.base import Kind, normalize
-from situate.endpoints import base_url as resolved_base_url
 from situate.endpoints import endpoint
 from situate.errors import SituateError
-from situate.llm.api_key import api_key
+from situate.llm.ratelimit import RateCeiling
+from situate.providers import ApiGate
+from situate.providers import cohere as vendor
 
 MAX_TEXTS = 96
 INPUT_TYPES = {"document": "search_document", "query": "search_query"}
-
-
-def cohere_client(
-    option: str, api_key_env: str, base_url: str | None, timeout: float, max_retries: int
-):
-    """A ``cohere.ClientV2`` with the key from ``api_key_env`` (and only from there)."""
-    import cohere
-
-    return cohere.ClientV2(
-        api_key=api_key(api_key_env, option),
-        base_url=resolved_base_url("cohere", base_url),  # exactly the endpoint cache keys name
-        timeout=timeout,
-        max_retries=max_retries,
-        log_warning_experimental_features=False,
-    )
 
 
 class CohereEmbedder:
@@ -64,9 +47,11 @@ class CohereEmbedder:
     api_key_env : str
         Environment variable holding the API key.
     max_retries : int
-        Retries of the SDK on 429, 5xx and dropped connections.
+        Retries on 429, 5xx, dropped connections and timeouts.
     timeout : float
         Seconds per request.
+    rpm, tpm : int or None
+        At most this many requests / estimated tokens a minute; None is no ceiling.
     """
 
     provider = "cohere"
@@ -81,7 +66,10 @@ class CohereEmbedder:
         api_key_env: str = "CO_API_KEY",
         max_retries: int = 5,
         timeout: float = 60,
+        rpm: int | None = None,
+        tpm: int | None = None,
     ):
+        RateCeiling(rpm, tpm, option="embedder")  # validates both
         if not 1 <= batch_size <= MAX_TEXTS:
             raise SituateError(
                 f"embedder.batch_size={batch_size}: must be within 1..{MAX_TEXTS} "
@@ -99,9 +87,11 @@ class CohereEmbedder:
         self.api_key_env = api_key_env
         self.max_retries = max_retries
         self.timeout = timeout
+        self.rpm, self.tpm = rpm, tpm
         self.tokens_used = 0  # meta.billed_units.input_tokens summed over this instance's requests
         self.requests = 0
         self._client = None
+        self._gate: ApiGate | None = None
 
     def identity(self) -> dict:
         return {
@@ -123,9 +113,10 @@ class CohereEmbedder:
 
     def _load(self):
         if self._client is None:
-            self._client = cohere_client(
-                "embedder=cohere", self.api_key_env, self.base_url, self.timeout, self.max_retries
+            self._client = vendor.client(
+                "embedder=cohere", self.api_key_env, self.base_url, self.timeout
             )
+            self._gate = ApiGate("embedder", self.rpm, self.tpm)
         return self._client
 
     def encode(self, texts: list[str], kind: Kind) -> np.ndarray:
@@ -138,31 +129,14 @@ class CohereEmbedder:
         return normalize(np.asarray(parts, dtype=np.float32))
 
     def _embed(self, client, batch: list[str], input_type: str) -> list:
-        import httpx
-        from cohere.core.api_error import ApiError
-
-        kwargs = {"output_dimension": self.dimensions} if self.dimensions is not None else {}
-        try:
-            response = call_with_retries(
-                lambda: client.embed(
-                    model=self.model,
-                    input_type=input_type,
-                    texts=batch,
-                    embedding_types=["float"],
-                    truncate=self.truncate,
-                    request_options={"retry_remote_protocol_errors": True},
-                    **kwargs,
-                ),
-                self.max_retries,
-            )
-        except ApiError as exc:
-            raise SituateError(_describe("embedder", exc, self.api_key_env, self.model)) from None
-        except httpx.TransportError as exc:  # still failing after the retries
-            raise SituateError(_unreachable("embedder", exc, self.base_url)) from None
+        params = {"output_dimension": self.dimensions} if self.dimensions is not None else {}
+        params.update(model=self.model, input_type=input_type, texts=batch, truncate=self.truncate)
+        tokens = sum(estimated_tokens(t) for t in batch)
+        response = vendor.request(
+            self, "embedder", tokens, lambda: client.embed(embedding_types=["float"], **params)
+        )
         self.requests += 1
-        billed = response.meta.billed_units if response.meta else None
-        if billed is not None and billed.input_tokens is not None:
-            self.tokens_used += int(billed.input_tokens)
+        self.tokens_used += int(vendor.billed(response, "input_tokens"))
         vectors = response.embeddings.float_
         if vectors is None or len(vectors) != len(batch):
             raise SituateError(
@@ -170,46 +144,3 @@ class CohereEmbedder:
                 f"{0 if vectors is None else len(vectors)}; check embedder.base_url"
             )
         return vectors
-
-
-def call_with_retries(call, max_retries: int, initial_delay: float = 0.5):
-    """``call()``, retried on the transport errors that the cohere SDK does not retry itself.
-
-    The SDK retries 429, 5xx, refused connections and (with ``retry_remote_protocol_errors``)
-    a server that hangs up before answering, but not a connection reset while it waits for the
-    answer (``httpx.ReadError``), nor timeouts. Embed and rerank are idempotent, so those are
-    retried here with exponential backoff (0.5 s, 1 s, 2 s... at most 8 s, 20 % jitter).
-    """
-    import httpx
-
-    for attempt in range(max_retries + 1):
-        try:
-            return call()
-        except (httpx.ReadError, httpx.WriteError, httpx.TimeoutException):
-            if attempt == max_retries:
-                raise
-            delay = min(initial_delay * 2**attempt, 8.0)
-            time.sleep(delay * (1 - 0.2 * random.random()))
-    raise AssertionError("unreachable")
-
-
-def _describe(who: str, exc, key_env: str, model: str) -> str:
-    """One line for an HTTP error answered by the Cohere API."""
-    status = getattr(exc, "status_code", None)
-    body = getattr(exc, "body", None)
-    message = body.get("message") if isinstance(body, dict) else body
-    if status == 401:
-        return f"{who}=cohere: the API refused the key in {key_env} ({message}); set a valid key"
-    if status == 404:
-        return f"{who}.model={model}: {message}"
-    if status in (429,) or (status or 0) >= 500:
-        return f"{who}=cohere: HTTP {status} after the SDK's retries ({message}); retry later"
-    return f"{who}=cohere: the API refused the request: HTTP {status} {message}"
-
-
-def _unreachable(who: str, exc, base_url: str | None) -> str:
-    where = base_url or "the Cohere API"
-    return (
-        f"{who}=cohere: cannot reach {where} ({type(exc).__name__}: {exc}); "
-        f"check the network or {who}.base_url"
-    )

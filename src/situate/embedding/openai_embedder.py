@@ -7,9 +7,10 @@ points the SDK elsewhere (an emulator on 127.0.0.1, a proxy); ``null`` is the SD
 Limits of the endpoint: 2,048 inputs and 300,000 tokens per request, 8,192 tokens per input.
 Batches hold at most ``batch_size`` texts and an estimated ``max_batch_tokens`` tokens (estimated
 at one token per 3 utf-8 bytes, more than English text takes, so batches stay under the limit);
-a batch the API still refuses for its token count is split in two and sent again. Rate limits
-(429), 5xx answers, timeouts and dropped connections are retried by the SDK (``max_retries``,
-honouring ``retry-after``).
+a batch the API still refuses for its token count is split in two and sent again. Client,
+retries (429, 5xx, timeouts, dropped connections; honouring ``retry-after``) and error text are
+:mod:`situate.providers.openai`; every request passes the ``rpm``/``tpm`` gate of
+:class:`situate.providers.ApiGate`.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ import numpy as np
 
 from situate.billing import Billed
 from situate.embedding.base import Kind, normalize
-from situate.endpoints import base_url as resolved_base_url
 from situate.endpoints import endpoint
 from situate.errors import SituateError
-from situate.llm.api_key import api_key
+from situate.llm.ratelimit import RateCeiling
+from situate.providers import ApiGate, Retries, refused_key, send
+from situate.providers import openai as vendor
 
 MAX_INPUTS = 2048
 MAX_TOKENS_PER_REQUEST = 300_000
@@ -55,9 +57,11 @@ class OpenAIEmbedder:
     api_key_env : str
         Environment variable holding the API key.
     max_retries : int
-        Retries of the SDK on 429, 5xx, timeouts and dropped connections.
+        Retries on 429, 5xx, timeouts and dropped connections.
     timeout : float
         Seconds per request.
+    rpm, tpm : int or None
+        At most this many requests / estimated tokens a minute; None is no ceiling.
     """
 
     provider = "openai"
@@ -72,7 +76,10 @@ class OpenAIEmbedder:
         api_key_env: str = "OPENAI_API_KEY",
         max_retries: int = 5,
         timeout: float = 60,
+        rpm: int | None = None,
+        tpm: int | None = None,
     ):
+        RateCeiling(rpm, tpm, option="embedder")  # validates both
         if not 1 <= batch_size <= MAX_INPUTS:
             raise SituateError(
                 f"embedder.batch_size={batch_size}: must be within 1..{MAX_INPUTS} "
@@ -95,9 +102,11 @@ class OpenAIEmbedder:
         self.api_key_env = api_key_env
         self.max_retries = max_retries
         self.timeout = timeout
+        self.rpm, self.tpm = rpm, tpm
         self.tokens_used = 0  # usage.total_tokens summed over this instance's requests
         self.requests = 0
         self._client = None
+        self._gate: ApiGate | None = None
 
     def identity(self) -> dict:
         return {
@@ -106,9 +115,6 @@ class OpenAIEmbedder:
             "dimensions": self.dimensions,
             "endpoint": self.endpoint,
         }
-
-    def _api_key(self) -> str:
-        return api_key(self.api_key_env, "embedder=openai")
 
     def warm_up(self) -> None:
         """Load the model (or build the client) now, before the first query is timed."""
@@ -120,14 +126,10 @@ class OpenAIEmbedder:
 
     def _load(self):
         if self._client is None:
-            import openai
-
-            self._client = openai.OpenAI(
-                api_key=self._api_key(),
-                base_url=resolved_base_url(self.provider, self.base_url),
-                max_retries=self.max_retries,
-                timeout=self.timeout,
+            self._client = vendor.client(
+                "embedder=openai", self.api_key_env, self.base_url, self.timeout
             )
+            self._gate = ApiGate("embedder", self.rpm, self.tpm)
         return self._client
 
     def _batches(self, texts: list[str]) -> list[tuple[int, int]]:
@@ -158,23 +160,26 @@ class OpenAIEmbedder:
         import openai
 
         kwargs = {"dimensions": self.dimensions} if self.dimensions is not None else {}
+        self._gate.tokens = sum(_estimate_tokens(t) for t in batch)
         try:
-            response = client.embeddings.create(model=self.model, input=batch, **kwargs)
+            response = send(
+                lambda: client.embeddings.create(model=self.model, input=batch, **kwargs),
+                vendor.retryable,
+                Retries(self.max_retries),
+                self._gate,
+            )
         except openai.BadRequestError as exc:
-            if _error_code(exc) == "max_tokens_per_request" and len(batch) > 1:
+            if vendor.error_code(exc) == "max_tokens_per_request" and len(batch) > 1:
                 half = len(batch) // 2
                 return self._embed(client, batch[:half]) + self._embed(client, batch[half:])
             raise SituateError(
-                f"embedder=openai: the API refused a batch: {_message(exc)}"
+                f"embedder=openai: the API refused a batch: {vendor.message(exc)}"
             ) from None
         except openai.AuthenticationError:
-            raise SituateError(
-                f"embedder=openai: the API refused the key in {self.api_key_env} (401); "
-                "set a valid key"  # the API's message echoes part of the key: not repeated here
-            ) from None
+            raise SituateError(refused_key("embedder=openai", self.api_key_env)) from None
         except openai.NotFoundError as exc:
             raise SituateError(
-                f"embedder.model={self.model}: {_message(exc)}; pick an embedding model the key can use"
+                f"embedder.model={self.model}: {vendor.message(exc)}; pick an embedding model the key can use"
             ) from None
         except openai.APIConnectionError as exc:
             where = self.base_url or "the OpenAI API"
@@ -185,7 +190,7 @@ class OpenAIEmbedder:
         except openai.APIStatusError as exc:
             raise SituateError(
                 f"embedder=openai: HTTP {exc.status_code} after {self.max_retries} retries "
-                f"({_message(exc)}); retry later or lower embedder.batch_size"
+                f"({vendor.message(exc)}); retry later or lower embedder.batch_size"
             ) from None
         self.requests += 1
         if response.usage is not None:
@@ -197,21 +202,3 @@ class OpenAIEmbedder:
                 "check embedder.base_url points at an OpenAI-compatible API"
             )
         return [d.embedding for d in data]
-
-
-def _error_code(exc) -> str | None:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict):
-            return err.get("code") or err.get("type")
-    return getattr(exc, "code", None)
-
-
-def _message(exc) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict) and err.get("message"):
-            return str(err["message"])
-    return str(exc)

@@ -14,8 +14,6 @@ import argparse
 import signal
 import sys
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from situate.emulators.server import (
     ALL_FAULT_KINDS,
@@ -27,61 +25,27 @@ from situate.emulators.server import (
 DEFAULT_FAULTS = "429_retry_after,529,500,reset"  # 529 is Anthropic's "overloaded" only
 
 
-def _anthropic(key: str, faults: Faults, ttft: float, host: str, port: int) -> EmulatorServer:
-    from situate.emulators.anthropic_api import AnthropicEmulator
+def providers() -> dict:
+    """The vendors with an emulator (:func:`situate.providers.emulated`): a new vendor's emulator
+    is its ``VENDOR`` record's ``emulator``, nothing here."""
+    from situate.providers import emulated
 
-    return AnthropicEmulator(api_key=key, faults=faults, ttft=ttft, host=host, port=port)
-
-
-def _openai(key: str, faults: Faults, ttft: float, host: str, port: int) -> EmulatorServer:
-    from situate.emulators.openai_chat import OpenAIChatEmulator
-
-    return OpenAIChatEmulator(api_key=key, faults=faults, ttft=ttft, host=host, port=port)
-
-
-def _cohere(key: str, faults: Faults, ttft: float, host: str, port: int) -> EmulatorServer:
-    from situate.emulators.cohere_api import CohereEmulator
-
-    server = CohereEmulator(api_key=key, faults=faults)  # no streaming: no time to first token
-    server.host, server.port = host, port
-    return server
-
-
-@dataclass(frozen=True)
-class Emulated:
-    """A provider ``situate emulate`` serves: its key variable and the key the emulator takes,
-    the overrides that point situate's options at it (``{url}``: where it listens), and how
-    to build it."""
-
-    key_env: str
-    key: str
-    overrides: str
-    build: Callable[[str, Faults, float, str, int], EmulatorServer]
-
-
-# one row per provider: a new vendor's emulator is one more row
-EMULATED = {
-    "anthropic": Emulated("ANTHROPIC_API_KEY", "sk-ant-emulator", "llm.base_url={url}", _anthropic),
-    "openai": Emulated(
-        "OPENAI_API_KEY", "sk-emulator", "llm.base_url={url}/v1 embedder.base_url={url}/v1", _openai
-    ),
-    "cohere": Emulated(
-        "CO_API_KEY", "co-emulator", "embedder.base_url={url} reranker.base_url={url}", _cohere
-    ),
-}
-PROVIDERS = tuple(EMULATED)
+    return emulated()
 
 
 def build(provider: str, faults: Faults, ttft: float, host: str, port: int) -> EmulatorServer:
     """The emulator of ``provider``, not started yet."""
-    emulated = EMULATED[provider]
-    return emulated.build(emulated.key, faults, ttft, host, port)
+    from situate.providers import emulator
+
+    vendor = providers()[provider]
+    return emulator(vendor, vendor.emulator.key, faults, ttft, host, port)
 
 
 def usage_line(provider: str, url: str) -> str:
     """The override to pass to ``situate run`` and the key to export."""
-    emulated = EMULATED[provider]
-    return f"{emulated.overrides.format(url=url)}  export {emulated.key_env}={emulated.key}"
+    vendor = providers()[provider]
+    overrides = vendor.emulator.overrides.format(url=url)
+    return f"{overrides}  export {vendor.key_env}={vendor.emulator.key}"
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -90,7 +54,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
         description="Serve a local emulator of a provider's API (token accounting, prompt "
         "caching, injected faults) until Ctrl-C.",
     )
-    parser.add_argument("provider", choices=PROVIDERS)
+    parser.add_argument("provider", choices=tuple(providers()))
     parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     parser.add_argument("--host", default="127.0.0.1", help="loopback address (127.0.0.1)")
     parser.add_argument(

@@ -5,7 +5,7 @@ endpoint, so an emulator's grades are never served to a run against the real API
 hash, the question and the chunk text: a pair is judged once whichever arms retrieve it, and an
 arm added to a study pays only for the pairs it adds. Like the context store, the same file keeps
 a charge row per attempt that may have been billed without its answer stored
-(:class:`situate.contexts.llm.ContextStore` explains the protocol).
+(:class:`situate.contexts.store.ContextStore` explains the protocol).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class JudgeStore:
     @contextlib.contextmanager
     def claim(self, key: str, endpoint: str) -> Iterator[StoredJudgment | None]:
         """Hold ``key`` while the block pays for its judgment; yields the one another process
-        stored meanwhile instead (see :meth:`situate.contexts.llm.ContextStore.claim`)."""
+        stored meanwhile instead (see :meth:`situate.contexts.store.ContextStore.claim`)."""
         with self.blobs.claim(key) as blob:
             stored = None if blob is None else StoredJudgment.from_bytes(blob)
             if stored is not None:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from situate.endpoints import base_url as resolved_base_url
 from situate.endpoints import endpoint
 from situate.errors import SituateError
-from situate.llm.api_key import api_key
 from situate.llm.base import TTL_SECONDS, LLMRequest, LLMResponse
-from situate.llm.retry import RETRYABLE_STATUS, retry_after_seconds, with_retries
+from situate.llm.retry import with_retries
+from situate.providers import anthropic as vendor
+from situate.providers import refused_key
 from situate.records import Usage
 
 TTLS = tuple(TTL_SECONDS)
@@ -116,14 +116,8 @@ class AnthropicProvider:
 
     def client(self):
         if self._client is None:
-            import anthropic
-
-            key = api_key(self.api_key_env, f"llm={self.model}")
-            self._client = anthropic.Anthropic(
-                api_key=key,
-                base_url=resolved_base_url(self.name, self.base_url),  # exactly the keyed endpoint
-                max_retries=0,
-                timeout=self.timeout,
+            self._client = vendor.client(
+                f"llm={self.model}", self.api_key_env, self.base_url, self.timeout
             )
         return self._client
 
@@ -200,15 +194,9 @@ class AnthropicProvider:
     def _retryable(self, error: Exception) -> tuple[bool, float | None]:
         import anthropic
 
-        if isinstance(error, anthropic.APIConnectionError):  # includes timeouts and resets
-            return True, None
-        if isinstance(error, anthropic.APIStatusError) and error.status_code in RETRYABLE_STATUS:
-            return True, retry_after_seconds(error.response.headers)
         if isinstance(error, anthropic.AuthenticationError):
-            raise SituateError(
-                f"llm={self.model}: the API rejected the key in {self.api_key_env} (401); check that variable"
-            ) from None
-        return False, None
+            raise SituateError(refused_key(f"llm={self.model}", self.api_key_env)) from None
+        return vendor.retryable(error)
 
     def count_tokens(self, text: str) -> int:
         """Exact count from the API's token-counting endpoint (retried like a completion)."""

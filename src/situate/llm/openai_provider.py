@@ -11,12 +11,12 @@ from __future__ import annotations
 import hashlib
 import time
 
-from situate.endpoints import base_url as resolved_base_url
 from situate.endpoints import endpoint
 from situate.errors import SituateError
-from situate.llm.api_key import api_key
 from situate.llm.base import LLMRequest, LLMResponse
-from situate.llm.retry import RETRYABLE_STATUS, retry_after_seconds, with_retries
+from situate.llm.retry import with_retries
+from situate.providers import openai as vendor
+from situate.providers import refused_key
 from situate.records import Usage
 
 
@@ -83,14 +83,8 @@ class OpenAIChatProvider:
 
     def client(self):
         if self._client is None:
-            import openai
-
-            key = api_key(self.api_key_env, f"llm={self.model}")
-            self._client = openai.OpenAI(
-                api_key=key,
-                base_url=resolved_base_url(self.name, self.base_url),  # exactly the keyed endpoint
-                max_retries=0,
-                timeout=self.timeout,
+            self._client = vendor.client(
+                f"llm={self.model}", self.api_key_env, self.base_url, self.timeout
             )
         return self._client
 
@@ -138,15 +132,9 @@ class OpenAIChatProvider:
     def _retryable(self, error: Exception) -> tuple[bool, float | None]:
         import openai
 
-        if isinstance(error, openai.APIConnectionError):
-            return True, None
-        if isinstance(error, openai.APIStatusError) and error.status_code in RETRYABLE_STATUS:
-            return True, retry_after_seconds(error.response.headers)
         if isinstance(error, openai.AuthenticationError):
-            raise SituateError(
-                f"llm={self.model}: the API rejected the key in {self.api_key_env} (401); check that variable"
-            ) from None
-        return False, None
+            raise SituateError(refused_key(f"llm={self.model}", self.api_key_env)) from None
+        return vendor.retryable(error)
 
     def count_tokens(self, text: str) -> int:
         """An estimate (4 characters a token): the Chat Completions API has no counting endpoint."""

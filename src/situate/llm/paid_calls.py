@@ -168,11 +168,16 @@ class PaidCalls:
         self.ceiling: RateCeiling | None = None
         self.budget: Budget | None = None
         self.failures: list[tuple[str, str]] = []  # (key, error) of calls failed after retries
+        # what this run's calls met, for the stage's stats: every call's gate, the retries of the
+        # calls that failed after them, the seconds between an answer and its commit
+        self.gates: list[CallGate] = []
+        self.failed_retries = 0
+        self.store_windows: list[float] = []
         self._lock = threading.Lock()
 
     @property
     def ttl(self) -> str:
-        return getattr(self.llm, "cache_ttl", "5m")
+        return getattr(self.llm, "cache_ttl", None) or "5m"
 
     def cost(self, response: LLMResponse) -> float:
         """USD of one answer, from the usage the provider reported."""
@@ -182,7 +187,8 @@ class PaidCalls:
     def open(self, stored_usd: float, keys: set[str]) -> None:
         """Start a run: the budget (if any) counts ``stored_usd`` (answers the store holds for this
         run's ``keys``) and the charge rows earlier runs left for them, as spent."""
-        self.failures = []
+        self.failures, self.gates, self.store_windows = [], [], []
+        self.failed_retries = 0
         self.budget = None
         if self.budget_usd is not None:
             charged, _ = self.charges.charged(keys)
@@ -230,6 +236,8 @@ class PaidCalls:
             self.limit, self.ceiling, self.budget, self.charges, key, request_tokens(request),
             estimate, deadline, self.rate_clock,
         )  # fmt: skip
+        with self._lock:
+            self.gates.append(gate)
         try:
             with attempt_gate(gate):
                 if on_start is not None and getattr(self.llm, "signals_start", False):
@@ -241,12 +249,16 @@ class PaidCalls:
         except LLMCallFailed as e:
             with self._lock:
                 self.failures.append((key, str(e)))
+                self.failed_retries += e.retries
             gate.release_reservation()
             return None
         except BaseException:  # CacheWindowMissed included: the reservation goes back
             gate.release_reservation()
             raise
+        received = time.perf_counter()
         keep(key, response)  # committed first: a kill after this never pays for it again
+        with self._lock:
+            self.store_windows.append(time.perf_counter() - received)
         gate.committed()
         if self.budget:
             self.budget.settle(estimate, self.cost(response))

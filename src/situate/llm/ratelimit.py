@@ -107,10 +107,12 @@ class RateCeiling:
         window: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        option: str = "context",
     ):
         for name, value in (("rpm", rpm), ("tpm", tpm)):
             if value is not None and value < 1:
-                raise SituateError(f"context.{name}={value} must be >= 1 or null (no ceiling)")
+                raise SituateError(f"{option}.{name}={value} must be >= 1 or null (no ceiling)")
+        self.option = option
         self.rpm, self.tpm, self.window = rpm, tpm, window
         self.clock, self.sleep = clock, sleep
         self._recent: deque[tuple[float, int]] = deque()  # admitted within the last window
@@ -127,9 +129,9 @@ class RateCeiling:
         """``SituateError`` if one attempt of ``tokens`` could never fit under ``tpm``."""
         if self.tpm is not None and tokens > self.tpm:
             raise SituateError(
-                f"context.tpm={self.tpm}: one call is estimated at {tokens} tokens (document, "
-                "prompt and max_tokens; one token per 3 bytes), more than a minute allows; "
-                "raise context.tpm or set it to null"
+                f"{self.option}.tpm={self.tpm}: one call is estimated at {tokens} tokens "
+                "(one token per 3 bytes of what it sends, plus max_tokens), more than a minute "
+                f"allows; raise {self.option}.tpm or set it to null"
             )
 
     def acquire(self, tokens: int, until: float | None = None) -> bool:

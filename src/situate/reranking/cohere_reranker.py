@@ -9,7 +9,9 @@ documents the API leaves out get ``-1.0``: below every real score yet finite, so
 and cache like any score. Which documents are left out depends on the others in the request, so
 leave ``top_n`` null unless the cost matters.
 
-The key is read from the environment variable ``api_key_env`` (``CO_API_KEY``) only.
+The key is read from the environment variable ``api_key_env`` (``CO_API_KEY``) only. Client,
+retries and error text are :mod:`situate.providers.cohere`; every request passes the
+``rpm``/``tpm`` gate of :class:`situate.providers.ApiGate`.
 """
 
 from __future__ import annotations
@@ -17,14 +19,12 @@ from __future__ import annotations
 import numpy as np
 
 from situate.billing import Billed
-from situate.embedding.cohere_embedder import (
-    _describe,
-    _unreachable,
-    call_with_retries,
-    cohere_client,
-)
+from situate.contexts.budget import estimated_tokens
 from situate.endpoints import endpoint
 from situate.errors import SituateError
+from situate.llm.ratelimit import RateCeiling
+from situate.providers import ApiGate
+from situate.providers import cohere as vendor
 
 MAX_DOCUMENTS = 1000
 UNRANKED = -1.0
@@ -51,6 +51,8 @@ class CohereReranker:
         Environment variable holding the API key.
     max_retries, timeout
         Retries on 429, 5xx, dropped connections and timeouts; seconds per request.
+    rpm, tpm : int or None
+        At most this many requests / estimated tokens a minute; None is no ceiling.
     """
 
     provider = "cohere"
@@ -66,7 +68,10 @@ class CohereReranker:
         api_key_env: str = "CO_API_KEY",
         max_retries: int = 5,
         timeout: float = 60,
+        rpm: int | None = None,
+        tpm: int | None = None,
     ):
+        RateCeiling(rpm, tpm, option="reranker")  # validates both
         if not 1 <= max_documents <= MAX_DOCUMENTS:
             raise SituateError(
                 f"reranker.max_documents={max_documents}: must be within 1..{MAX_DOCUMENTS}"
@@ -84,9 +89,11 @@ class CohereReranker:
         self.api_key_env = api_key_env
         self.max_retries = max_retries
         self.timeout = timeout
+        self.rpm, self.tpm = rpm, tpm
         self.search_units = 0.0  # meta.billed_units.search_units summed over this instance
         self.requests = 0
         self._client = None
+        self._gate: ApiGate | None = None
 
     def identity(self) -> dict:
         return {
@@ -107,9 +114,10 @@ class CohereReranker:
 
     def _load(self):
         if self._client is None:
-            self._client = cohere_client(
-                "reranker=cohere", self.api_key_env, self.base_url, self.timeout, self.max_retries
+            self._client = vendor.client(
+                "reranker=cohere", self.api_key_env, self.base_url, self.timeout
             )
+            self._gate = ApiGate("reranker", self.rpm, self.tpm)
         return self._client
 
     def score(self, query: str, texts: list[str]) -> np.ndarray:
@@ -124,29 +132,15 @@ class CohereReranker:
         return scores
 
     def _rerank(self, client, query: str, batch: list[str]) -> list[tuple[int, float]]:
-        import httpx
-        from cohere.core.api_error import ApiError
-
         # the API refuses empty documents; a space scores as "nothing in common"
         documents = [t if t.strip() else " " for t in batch]
-        try:
-            response = call_with_retries(
-                lambda: client.rerank(
-                    model=self.model,
-                    query=query,
-                    documents=documents,
-                    top_n=min(self.top_n, len(batch)) if self.top_n else len(batch),
-                    max_tokens_per_doc=self.max_tokens_per_doc,
-                    request_options={"retry_remote_protocol_errors": True},
-                ),
-                self.max_retries,
-            )
-        except ApiError as exc:
-            raise SituateError(_describe("reranker", exc, self.api_key_env, self.model)) from None
-        except httpx.TransportError as exc:
-            raise SituateError(_unreachable("reranker", exc, self.base_url)) from None
+        top_n = min(self.top_n, len(batch)) if self.top_n else len(batch)
+        params = {"model": self.model, "query": query, "documents": documents, "top_n": top_n}
+        tokens = sum(estimated_tokens(t) for t in [query, *documents])
+        response = vendor.request(
+            self, "reranker", tokens,
+            lambda: client.rerank(max_tokens_per_doc=self.max_tokens_per_doc, **params),
+        )  # fmt: skip
         self.requests += 1
-        billed = response.meta.billed_units if response.meta else None
-        if billed is not None and billed.search_units is not None:
-            self.search_units += float(billed.search_units)
+        self.search_units += vendor.billed(response, "search_units")
         return [(r.index, float(r.relevance_score)) for r in response.results]
