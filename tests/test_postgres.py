@@ -54,10 +54,11 @@ def count(conn, query: str, params=()) -> int:
 
 
 def waiting_on_locks(conn, schema: str) -> list[tuple[int, str]]:
-    """Backends of other sessions waiting on a lock: (pid, lock type)."""
+    """Backends of other sessions waiting on a lock: (pid, lock type). From ``pg_locks`` alone:
+    inside a transaction ``pg_stat_activity`` is a snapshot taken at its first read, so a backend
+    that connects after the first poll would never show up in it."""
     return conn.execute(
-        "SELECT a.pid, l.locktype FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid "
-        "WHERE NOT l.granted AND a.pid <> pg_backend_pid()"
+        "SELECT pid, locktype FROM pg_locks WHERE NOT granted AND pid <> pg_backend_pid()"
     ).fetchall()
 
 
