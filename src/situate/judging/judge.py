@@ -192,8 +192,8 @@ class Judge:
 
     def _keep(self, key: str, response: LLMResponse, run: JudgeRun) -> None:
         item = StoredJudgment(
-            parse_grade(response.text, self.answer_prefix), response.text.strip(),
-            response.usage, response.model, response.batch, self.endpoint,
+            response.text.strip(), response.usage, response.model, response.batch,
+            self.endpoint, grade=parse_grade(response.text, self.answer_prefix),
         )  # fmt: skip
         self.store.put(key, item)  # committed first: a kill after this never pays for it again
         with self._lock:

@@ -13,52 +13,22 @@ its answer stored (:class:`situate.store.ChargeRows`).
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from situate.errors import SituateError
-from situate.records import Usage
-from situate.store import ChargeRows, SqliteStores, Stores, content_hash
+from situate.llm.answer_store import AnswerStore, StoredAnswer
+from situate.store import Stores, content_hash
 
 
-@dataclass
-class StoredGeneration:
-    text: str  # the model's answer as returned
-    usage: Usage
-    model: str
-    batch: bool = False
-    endpoint: str = ""
-
-    def to_bytes(self) -> bytes:
-        return json.dumps({**asdict(self), "usage": asdict(self.usage)}).encode()
-
-    @classmethod
-    def from_bytes(cls, blob: bytes) -> StoredGeneration:
-        data = json.loads(blob)
-        return cls(**{**data, "usage": Usage(**data["usage"])})
+class StoredGeneration(StoredAnswer):
+    """The model's answer as returned (parsed again on every read)."""
 
 
-class GenerationStore:
+class GenerationStore(AnswerStore[StoredGeneration]):
     def __init__(self, path: str | Path, stores: Stores | None = None):
-        stores = stores or SqliteStores()
-        self.blobs = stores.blobs(path, "generations")
-        self.charges = ChargeRows(stores.blobs(path, "generation_charges"))
+        super().__init__(
+            path, "generations", "generation_charges", StoredGeneration, "a question", stores
+        )
 
     @staticmethod
     def key(identity: dict, prompt_sha256: str, passage_text: str) -> str:
         return content_hash("generation", identity, prompt_sha256, passage_text)
-
-    def get_many(self, keys: list[str], endpoint: str) -> dict[str, StoredGeneration]:
-        found = {k: StoredGeneration.from_bytes(v) for k, v in self.blobs.get_many(keys).items()}
-        for stored in found.values():
-            if stored.endpoint != endpoint:
-                raise SituateError(
-                    f"{self.blobs.where}: a question stored for {endpoint or 'a local model'} "
-                    f"records {stored.endpoint or 'a local model'} as its writer (a corrupted or "
-                    "hand-edited store); move the file aside (Postgres: delete its row)"
-                )
-        return found
-
-    def put(self, key: str, stored: StoredGeneration) -> None:
-        self.blobs.put_many([(key, stored.to_bytes())])
