@@ -56,6 +56,31 @@ def test_run_is_the_cli_job_with_the_same_caches(cookbook_dir: Path, tmp_path: P
         result.scores("pass_at_20", part="holdout")
 
 
+def test_runs_in_one_process_each_log_to_their_own_store(tmp_path: Path, monkeypatch) -> None:
+    # MLflow exports the URI it is given as MLFLOW_TRACKING_URI, which tracking.tracking_uri
+    # reads: without care, a notebook's second situate.run (output_dir b) logs to a's store
+    from hydra.utils import instantiate
+
+    from situate.config import compose
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    uris = []
+    for name in ("a", "b"):
+        tracker = instantiate(compose([f"output_dir={tmp_path / name}"]).tracking)
+        tracker.prepare()
+        uris.append(tracker.uri)
+    root = tmp_path.resolve()
+    assert uris == [
+        f"sqlite:///{root / 'a' / 'mlflow.db'}",
+        f"sqlite:///{root / 'b' / 'mlflow.db'}",
+    ]
+    assert "MLFLOW_TRACKING_URI" not in os.environ
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uris[0])  # a user's own choice is followed and kept
+    tracker = instantiate(compose([f"output_dir={tmp_path / 'c'}"]).tracking)
+    tracker.prepare()
+    assert tracker.uri == uris[0] and os.environ["MLFLOW_TRACKING_URI"] == uris[0]
+
+
 def test_a_mistake_is_a_situate_error() -> None:
     with pytest.raises(SituateError, match="unknown option fusion=rrrf"):
         situate.run(["fusion=rrrf"])

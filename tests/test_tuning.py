@@ -1,14 +1,15 @@
 """Adaptive search (experiment=tune_fusion): the Optuna study resumes after a kill.
 
-The kill is deterministic: a Hydra callback ends the process (exit 137, as SIGKILL would) right
-after the third trial's job returns, before the sweeper records it, so two trials are finished
-and one was in flight.
+The kill is deterministic and real: a Hydra callback sends the process SIGKILL right after the
+third trial's job returns, before the sweeper records it, so two trials are finished and one was
+in flight (nothing of the process runs after the signal: no finally, no atexit, no flush).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from situate.tuning import objective_names, objective_value
 
 KILLER = """
 import os
+import signal
 from hydra.experimental.callback import Callback
 
 
@@ -29,7 +31,7 @@ class KillAfterJobs(Callback):
     def on_job_end(self, config, job_return, **kwargs):
         self.done += 1
         if self.done == self.jobs:
-            os._exit(137)
+            os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
@@ -43,7 +45,7 @@ def test_the_study_resumes_after_a_kill_without_repeating_finished_trials(
             "hydra.sweeper.n_trials=4")  # fmt: skip
     killed = run_cli(*args, "+hydra.callbacks.kill._target_=killer.KillAfterJobs",
                      "+hydra.callbacks.kill.jobs=3", env=env)  # fmt: skip
-    assert killed.returncode == 137, killed.stderr[-3000:]
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
     journal = tmp_path / "tuning" / "tune_fusion.jsonl"
     before = [json.loads(line) for line in journal.read_text().splitlines()]
     assert [t["number"] for t in before] == [0, 1]  # the third was running when it died
@@ -61,10 +63,11 @@ def test_the_study_resumes_after_a_kill_without_repeating_finished_trials(
     jobs = [len(list(s.glob("*/result.json"))) for s in sweeps]
     assert jobs == [3, 2]  # the resumed sweep ran only the two still to go
     # each trial is a child MLflow run of its sweep's parent, scored on dev and test
-    import mlflow
+    from mlflow import MlflowClient
 
-    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    runs = mlflow.search_runs(experiment_names=["tune_fusion"], output_format="list")
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("tune_fusion").experiment_id
+    runs = client.search_runs([experiment])
     (parent,) = [r for r in runs if r.data.tags.get("sweep") == "true" and r.info.status == "FINISHED"]  # fmt: skip
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
     assert len(children) == 2
@@ -75,6 +78,36 @@ def test_the_study_resumes_after_a_kill_without_repeating_finished_trials(
     resumed_rows = [json.loads(f.read_text()) for f in sweeps[1].glob("*/result.json")]
     values = sorted(t["values"][0] for t in after[2:])
     assert values == sorted(r["metrics"]["dev_pass_at_20"] for r in resumed_rows)
+
+
+@pytest.mark.slow
+def test_a_second_objective_gives_a_pareto_front(cookbook_dir: Path, tmp_path: Path) -> None:
+    # quality on dev against index size: the chunk size decides how many chunks there are
+    proc = run_cli("run", "experiment=tune_fusion", "dataset.max_documents=4", "chunker=fixed",
+                   "context=none", "chunker.size=int(interval(100,800))", "eval.ks=[1,5]",
+                   "objective=[pass_at_5,n_chunks]", "hydra.sweeper.direction=[maximize,minimize]",
+                   "hydra/sweeper/sampler=nsgaii", "hydra.sweeper.n_trials=5", "study=front",
+                   "tracking=none", f"output_dir={tmp_path}")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    trials = [json.loads(line) for line in (tmp_path / "tuning" / "front.jsonl").open()]
+    assert len(trials) == 5 and all(len(t["values"]) == 2 for t in trials)
+    (sweep,) = (tmp_path / "multirun").glob("*/*")
+    jobs = [json.loads(f.read_text()) for f in sweep.glob("*/result.json")]
+    for t in trials:  # each trial's values are its job's dev Pass@5 and its chunk count
+        (job,) = [j for j in jobs if {f"{k}={v}" for k, v in t["params"].items()} <= set(j["overrides"])]  # fmt: skip
+        assert t["values"] == [job["metrics"]["dev_pass_at_5"], job["metrics"]["n_chunks"]]
+
+    def dominated(t: dict) -> bool:  # another trial at least as good on both, better on one
+        (q, n) = t["values"]
+        return any(u["values"][0] >= q and u["values"][1] <= n and u["values"] != [q, n]
+                   for u in trials)  # fmt: skip
+
+    front = [t["params"] for t in trials if not dominated(t)]
+    import yaml
+
+    solutions = yaml.safe_load((sweep / "optimization_results.yaml").read_text())["solutions"]
+    assert sorted(map(str, (s["params"] for s in solutions))) == sorted(map(str, front))
+    assert f"Number of Pareto solutions: {len(front)}" in proc.stdout + proc.stderr
 
 
 def test_the_objective_is_taken_on_dev_with_a_split() -> None:

@@ -10,7 +10,7 @@ import pytest
 from situate.datasets.cookbook import CookbookLoader
 from situate.errors import SituateError
 from situate.evaluation.evaluate import Evaluator
-from situate.evaluation.splits import assign_parts
+from situate.evaluation.splits import assign_parts, describe
 from situate.rankings import Rankings
 from situate.records import Chunk, Corpus, Document, Question, Span
 
@@ -83,7 +83,12 @@ def test_bad_split_settings_are_one_line() -> None:
             Evaluator(**kwargs)
 
 
-def test_metrics_per_part_hand_computed() -> None:
+def test_describe_counts_each_part_in_order_of_first_appearance() -> None:
+    assert describe(["test", "dev", "dev", ""]) == "test 1 question, dev 2 questions"
+    assert describe(["", ""]) == ""
+
+
+def test_metrics_per_part_hand_computed(caplog) -> None:
     # two documents with one 2-character chunk each; q1 (doc a) is found at rank 1, q2 (doc b)
     # at rank 2 of 2: recall_at_1 is 1.0 in one part and 0.0 in the other, 0.5 overall
     docs = [Document("a", "aa"), Document("b", "bb")]
@@ -93,7 +98,8 @@ def test_metrics_per_part_hand_computed() -> None:
         [(np.array([0, 1]), np.array([2.0, 1.0])), (np.array([0, 1]), np.array([2.0, 1.0]))], 2
     )
     ev = Evaluator(ks=[1, 2], split="dev_test", seed=0)
-    result = ev.evaluate(Corpus("tiny", docs, qs), chunks, ranked)
+    with caplog.at_level("INFO", logger="situate"):
+        result = ev.evaluate(Corpus("tiny", docs, qs), chunks, ranked)
     part = {r.qid: r.part for r in result.per_question}
     assert sorted(part.values()) == ["dev", "test"]
     m = result.metrics
@@ -102,6 +108,9 @@ def test_metrics_per_part_hand_computed() -> None:
     assert m[f"{part['q2']}_recall_at_1"] == 0.0
     assert m[f"{part['q2']}_mrr"] == 0.5
     assert m["dev_n_questions"] == m["test_n_questions"] == 1.0
+    first = part["q1"]
+    other = "test" if first == "dev" else "dev"
+    assert f"eval.split=dev_test (seed 0): {first} 1 question, {other} 1 question" in caplog.text
 
 
 def test_a_fold_without_questions_is_one_line() -> None:

@@ -23,7 +23,7 @@ from situate.evaluation.metrics import (
     recall_at_k,
     reciprocal_rank,
 )
-from situate.evaluation.splits import assign_parts, check_split, part_names
+from situate.evaluation.splits import assign_parts, check_split, describe, part_names
 from situate.rankings import Rankings
 from situate.records import Chunk, Corpus, Span
 
@@ -213,6 +213,8 @@ class Evaluator:
                 )
             )
         metrics = self.aggregate(results)
+        if self.parts:
+            log.info("eval.split=%s (seed %d): %s", self.split, self.seed, describe(parts))
         for part in self.parts:
             members = [r for r in results if r.part == part]
             if not members:

@@ -88,8 +88,9 @@ def assign_parts(
 
 
 def describe(parts: Sequence[str]) -> str:
-    """``dev 124 questions, test 124 questions`` (the parts in order of first appearance)."""
+    """``dev 124 questions, test 124 questions`` (the parts in order of first appearance), what
+    a run with a split logs."""
     counts: dict[str, int] = {}
     for p in parts:
         counts[p] = counts.get(p, 0) + 1
-    return ", ".join(f"{p} {c} questions" for p, c in counts.items() if p)
+    return ", ".join(f"{p} {c} question{'' if c == 1 else 's'}" for p, c in counts.items() if p)

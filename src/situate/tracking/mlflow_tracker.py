@@ -174,7 +174,15 @@ class MlflowTracker:
 
             if self.db_path:
                 self.db_path.parent.mkdir(parents=True, exist_ok=True)
+            # MLflow exports the URI as MLFLOW_TRACKING_URI, which conf/tracking/mlflow.yaml
+            # reads: a notebook's next situate.run (or the child of situate.sweep) would log to
+            # this run's store instead of its own output_dir's; leave the variable as it was
+            before = os.environ.get("MLFLOW_TRACKING_URI")
             mlflow.set_tracking_uri(self.uri)
+            if before is None:
+                os.environ.pop("MLFLOW_TRACKING_URI", None)
+            else:
+                os.environ["MLFLOW_TRACKING_URI"] = before
             if without_credentials(self.uri) != self.uri:  # MLflow prints run links with the URI
                 os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"
             if urlsplit(self.uri).scheme == POSTGRES_DRIVER:
