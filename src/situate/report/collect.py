@@ -131,8 +131,11 @@ def load_study(
     spec = {str(k): str(v) for k, v in (baseline or {}).items()}
     if not spec:
         raise SituateError(
-            f"study {study} declares no baseline; set one, e.g. baseline={{arm:baseline}} or "
-            "baseline={context:none,fusion:dense_only} (config key `baseline`)"
+            f"study {study} declares no baseline, and a report compares with one: set `baseline` "
+            "to the choices of one run of the study, e.g. baseline={arm:baseline} or "
+            "baseline={context:none,fusion:dense_only}; an Optuna study of one option "
+            "(experiment=tune_fusion) has none: its pick on dev and test figure are under its "
+            "results table (situate.sweep(...).attrs['selection'] in Python)"
         )
     client = _client(study, tracking_uri)
     exp = client.get_experiment_by_name(study)
