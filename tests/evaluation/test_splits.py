@@ -68,6 +68,8 @@ def test_cookbook_split_is_by_document_and_seeded(cookbook_dir) -> None:
         assert abs(Counter(parts)["dev"] - len(qs) / 2) <= largest  # within one document
         seen.add(tuple(parts))
     assert len(seen) == 4  # each seed its own split
+    # the split the README's figures (and every process, whatever its hash seed) use
+    assert Counter(assign_parts(qs, "dev_test", seed=0)) == {"dev": 123, "test": 125}
     folds = assign_parts(qs, "kfold", folds=5)
     assert all(len(p) == 1 for p in parts_by_document(qs, folds).values())
     assert max(Counter(folds).values()) - min(Counter(folds).values()) <= largest
