@@ -58,6 +58,19 @@ def test_dev_test_picks_on_dev_and_reports_on_test() -> None:
     assert second.startswith("Against the baseline baseline on the same test questions: -16.7 pts")
 
 
+def test_a_pick_whose_dev_and_test_figures_agree_says_so() -> None:
+    # steady: dev 4/6, test 4/6, picked over the baseline's dev 3/6: no gap either way
+    runs = [run("baseline", DEV_TEST["baseline"]), run("steady", DEV_TEST["steady"])]
+    s = select(runs, runs[0], "pass_at_5", "pass_at_5", permutations=200)
+    assert s.chosen.label == "steady" and s.optimism == 0.0
+    first = s.sentences()[0]
+    assert "on the 6 test questions the choice did not see it scores 66.7%" in first
+    assert first.endswith(
+        "its dev and test figures agree here (the winner's curse biases the dev figure up on "
+        "average, not in every split)."
+    )
+
+
 def test_kfold_scores_each_fold_with_the_choice_made_without_it() -> None:
     parts = ["fold_1", "fold_1", "fold_2", "fold_2"]
     a, b = run("a", [1, 1, 0, 0], parts), run("b", [0, 0, 1, 1], parts)

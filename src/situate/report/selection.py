@@ -28,6 +28,7 @@ from situate.report.collect import PER_QUESTION, RunData, Study
 from situate.report.labels import format_p, metric_label
 
 FEW = 3  # up to this many configurations, picking the best on all questions is not flagged
+SAME = 5e-4  # a dev-test gap that rounds to zero as shown (0.0 pts, MRR 0.000)
 
 
 @dataclass
@@ -96,9 +97,12 @@ class Selection:
                 f"({v(self.chosen_value)}); on the {self.n_reported_on} test questions the choice "
                 f"did not see it scores {v(self.reported_value)} (95% CI {v(lo)} to {v(hi)}): "
                 + (
-                    f"a report on the questions that chose it would have overstated it by "
+                    "its dev and test figures agree here (the winner's curse biases the dev "
+                    "figure up on average, not in every split)."
+                    if abs(self.optimism) < SAME
+                    else f"a report on the questions that chose it would have overstated it by "
                     f"{d(self.optimism)}."
-                    if self.optimism >= 0
+                    if self.optimism > 0
                     else f"its dev figure is {d(-self.optimism)[1:]} below its test one here (the "
                     "winner's curse biases the dev figure up on average, not in every split)."
                 )
