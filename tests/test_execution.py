@@ -20,7 +20,7 @@ from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.emulators.openai_api import OpenAIEmulator
 from situate.emulators.server import Faults
 from situate.errors import SituateError
-from situate.execution import RayExecution, document_shards, merged_stats
+from situate.execution import RayExecution, ShardResult, adopt, document_shards, merged_stats
 from situate.records import Chunk, Corpus, Document
 from situate.store import BlobStore
 from test_cli import assert_one_line_error
@@ -77,6 +77,23 @@ def test_shard_stats_merge_into_one_runs():
         "contextualize_seconds": 6.0,  # the shards ran at once: the slowest one
         "rate_wait_seconds": 2.0,
     }  # a throughput without its calls is not averaged from the shards'
+
+
+def test_the_driver_adopts_the_shards_calls_and_only_whole_written_contexts():
+    class Stage:  # what the driver's context stage records, as LLMContext does
+        calls: list = []
+        written: list = []
+        failures: list = []
+
+    done = ShardResult([], {"calls": [("a", 1)], "written": [("a", "ctx a")]})
+    stopped = ShardResult([], {"calls": [("b", 2)], "written": []}, error="budget reached")
+    stage = Stage()
+    adopt(stage, [done])
+    assert (stage.calls, stage.written) == ([("a", 1)], [("a", "ctx a")])
+    adopt(stage, [done, stopped])
+    # every call paid is the run's; a shard stopped, so the configuration's contexts are not
+    # all written and none is priced as the configuration's (no config_* figure)
+    assert (stage.calls, stage.written) == ([("a", 1), ("b", 2)], [])
 
 
 def test_an_address_without_a_cluster_is_one_line_within_seconds():

@@ -257,6 +257,42 @@ def test_a_read_only_replica_serves_stored_contexts_and_refuses_new_ones(
     assert "replica-store-pw" not in message
 
 
+def test_an_emulators_answers_in_postgres_are_not_served_to_the_real_apis(
+    pg: dict, key_env, monkeypatch
+) -> None:
+    """Issue 16, item 1, with ``store: postgres``: a table's keys name the endpoint as a SQLite
+    file's do, so a run against the real API neither finds the emulator's contexts nor its vectors
+    (it needs the key and pays for its own)."""
+    from situate.embedding.base import CachedEmbeddings
+    from situate.embedding.openai_embedder import OpenAIEmbedder
+    from situate.emulators.openai_api import OpenAIEmulator
+    from situate.llm.anthropic_provider import AnthropicProvider
+    from situate.store import content_hash
+
+    for variable in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    stores = PostgresStores(**pg)
+    corp, chunks = corpus((3,))
+    with AnthropicEmulator(api_key=KEY, ttft=0.0) as emu, OpenAIEmulator(api_key=KEY) as openai:
+        emulated = context(emu, "unused.sqlite", stores=stores)
+        emulated.contextualize(corp, chunks)
+        texts = ["alpha glaciers retreat", "baltic ports grow"]
+        vectors = stores.blobs("unused.sqlite", "embeddings")
+        CachedEmbeddings(OpenAIEmbedder(base_url=f"{openai.url}/v1"), vectors)(texts, "document")
+    assert len(stored_contexts(pg)) == len(chunks) and len(vectors) == len(texts)
+    real_llm = AnthropicProvider("claude-haiku-5-5", min_cacheable_tokens=512)
+    real = context(None, "unused.sqlite", stores=PostgresStores(**pg), llm=real_llm)
+    assert real.lookup(corp, chunks) == [None] * len(chunks)  # `situate contexts show`
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    with pytest.raises(SituateError, match="set ANTHROPIC_API_KEY"):
+        real.contextualize(corp, chunks)
+    real_embedder = OpenAIEmbedder()
+    assert real_embedder.identity()["endpoint"] == "https://api.openai.com/v1"
+    keys = [content_hash(real_embedder.identity(), "document", t) for t in texts]
+    assert vectors.get_many(keys) == {}  # the emulator's vectors are under its own endpoint's keys
+
+
 @pytest.mark.slow
 def test_server_killed_mid_write_is_one_line_and_a_rerun_resumes(key_env) -> None:
     import psutil

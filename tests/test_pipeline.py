@@ -14,15 +14,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from situate.billing import Unbilled
+from situate.billing import Billed, Unbilled
 from situate.contexts.base import RuleContext
 from situate.datasets.base import ShipsQuestions
 from situate.dense.flat import FlatIndex
 from situate.evaluation.evaluate import Evaluator
 from situate.fusion.rrf import ReciprocalRankFusion
+from situate.llm.base import LLMResponse
 from situate.pipeline import Pipeline
+from situate.pricing import load_price_book
 from situate.rankings import Rankings
-from situate.records import Chunk, Context, Corpus, Document, Question, Span
+from situate.records import Chunk, Context, Corpus, Document, Question, Span, Usage
 from situate.reranking.none import NoReranker
 
 PARAGRAPHS = {
@@ -190,3 +192,39 @@ def test_a_second_run_reads_every_vector_and_index_from_the_cache(tmp_path: Path
     assert sparse.texts == TEXTS  # loaded from the sparse index's cache folder, not built again
     assert second.rankings.ids.tolist() == first.rankings.ids.tolist()
     assert second.evaluation.metrics == first.evaluation.metrics
+
+
+# -- spend of a run stopped before its contexts were all written (issue 16, item 2) ------------
+
+
+class PaidTitleContext(TitleContext):
+    """An LLM context's bill: one call paid by this run; ``written`` the configuration's contexts
+    as their store records them (empty: the run stopped before writing them all)."""
+
+    def __init__(self, written: list) -> None:
+        super().__init__()
+        # claude-haiku-5-5: 1,000 uncached, 2,000 cache-write (5m) and 100 output tokens
+        self.call = ("glaciers", LLMResponse("ctx", Usage(1000, 2000, 0, 100), "claude-haiku-5-5"))
+        self.written = written
+
+    def billed(self) -> Billed:
+        return Billed(model="claude-haiku-5-5", calls=[self.call], written=self.written)
+
+
+def test_a_stopped_run_reports_what_it_paid_and_no_configuration_cost(tmp_path: Path) -> None:
+    usd = (1000 * 0.10 + 2000 * 0.125 + 100 * 0.50) / 1e6  # $0.0004, at conf/pricing's prices
+
+    def spent(written: list) -> dict[str, float]:
+        p = pipeline(tmp_path, HandSetEmbedder(), HandSetSparse())
+        p.context, p.price_book = PaidTitleContext(written), load_price_book()
+        return p.spent()
+
+    stopped = spent([])
+    assert stopped["run_cost_usd_context"] == pytest.approx(usd, rel=1e-12)
+    assert stopped["run_llm_calls"] == 1 and stopped["run_tokens_cache_write"] == 2000
+    # what the configuration's contexts cost is not known until they are all written: not $0
+    assert not [k for k in stopped if k.startswith("config_")]
+    done = spent([PaidTitleContext([]).call])
+    assert done["config_cost_usd_context"] == pytest.approx(usd, rel=1e-12)
+    assert done["config_cost_usd_total"] == pytest.approx(usd, rel=1e-12)
+    assert done["config_llm_calls"] == 1

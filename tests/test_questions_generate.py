@@ -383,6 +383,31 @@ def test_a_budget_stops_generation_in_one_line_and_a_higher_one_resumes(tmp_path
 
 
 @pytest.mark.slow
+def test_an_emulators_questions_are_not_served_to_another_endpoint(tmp_path, monkeypatch):
+    """Issue 16, item 1, for generated questions: the generation store's key names the endpoint,
+    so another emulator pays for its own and a run against Claude needs the key."""
+    docs, out = folder(tmp_path), tmp_path / "out"
+    path = out / "questions" / "folder" / "questions.jsonl"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    with (
+        AnthropicEmulator(api_key=KEY, ttft=0.0) as a,
+        AnthropicEmulator(api_key=KEY, ttft=0.0) as b,
+    ):
+        assert generate(overrides(docs, out, a, "questions.target=3")) == 0
+        assert generate(overrides(docs, out, b, "questions.target=3")) == 0
+        assert (len(messages(a)), len(messages(b))) == (3, 3)
+        assert {q.provenance.endpoint for q in read_questions(path)} == {b.url}
+        assert generate(overrides(docs, out, a, "questions.target=3")) == 0  # its own: stored
+        assert len(messages(a)) == 3
+        assert all(q.provenance.from_cache for q in read_questions(path))
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    real = [o for o in overrides(docs, out, a, "questions.target=3") if "base_url" not in o]
+    with pytest.raises(SituateError, match="set ANTHROPIC_API_KEY"):
+        generate(real)
+
+
+@pytest.mark.slow
 def test_a_generation_killed_mid_way_resumes_without_paying_a_stored_answer_again(tmp_path):
     docs = folder(tmp_path)
     out = tmp_path / "out"

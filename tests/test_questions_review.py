@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -582,6 +583,31 @@ def test_generated_set_refuses_gold_of_a_changed_document(docs_dir, tmp_path):
     )
     message = one_line_error(FolderLoader(str(docs_dir), qa=str(path)).load)
     assert "question g-1: plans.md[29:52] is no longer its quote" in message
+
+
+def test_generated_set_refuses_a_repeated_id_and_an_empty_question(docs_dir, tmp_path):
+    """Issue 16, item 4: per_question.csv and paired comparisons join on the id, and an empty
+    question was scored (a hit at k=2 of three chunks)."""
+    path = tmp_path / "questions.jsonl"
+    qs = five_questions()
+    write_questions(path, qs)
+    # two files pasted together, with a blank line between: g-2 again on line 7
+    path.write_text(path.read_text() + "\n" + json.dumps(qs[1].to_json()) + "\n")
+    duplicate = (
+        f"{path}: line 7: duplicate question id 'g-2' (line 2 has it too); give every question "
+        "its own id"
+    )
+    assert one_line_error(FolderLoader(str(docs_dir), qa=str(path)).load) == duplicate
+    assert one_line_error(read_questions, path) == duplicate  # review, export, import too
+    qs[4] = replace(qs[4], q="  ")
+    write_questions(path, qs)
+    assert one_line_error(FolderLoader(str(docs_dir), qa=str(path)).load) == (
+        f"{path}: question g-5: empty question text; write the question or remove the record"
+    )
+    qs[4] = qs[4].rejected("dangling_reference", "no question")  # not run: not refused
+    write_questions(path, qs)
+    loaded = FolderLoader(str(docs_dir), qa=str(path)).load()
+    assert [q.qid for q in loaded.questions] == ["g-1", "g-2", "g-3", "g-4"]
 
 
 @pytest.mark.slow

@@ -5,9 +5,11 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
 from omegaconf import OmegaConf
 from rich.console import Console
 
+from conftest import run_cli
 from situate.tracking.summary import (
     next_steps,
     results_table,
@@ -95,10 +97,36 @@ def test_next_steps_name_the_outputs_the_mlflow_ui_and_the_report(tmp_path: Path
             "hydra": {"runtime": {"choices": {"experiment": "quickstart"}}},
         }
     )
-    steps = dict(next_steps(config, tmp_path / "multirun" / "x"))
+    steps = dict(next_steps(config, tmp_path / "multirun" / "x", "4"))
     assert steps["outputs"].startswith(f"{tmp_path}/multirun/x ")
-    assert steps["MLflow"] == f"mlflow ui --backend-store-uri sqlite:///{tmp_path}/mlflow.db"
+    # the experiment's runs table: a plain experiment link opens MLflow 3.17's GenAI overview
+    assert steps["MLflow"] == (
+        f"mlflow ui --backend-store-uri sqlite:///{tmp_path}/mlflow.db, then open "
+        "http://127.0.0.1:5000/#/experiments/4/runs?workflowType=machine_learning"
+    )
     assert steps["report"].startswith("situate report experiment=quickstart:")
+    server = {"tracking_uri": "https://me:hunter2@mlflow.example.org/", "db_path": "x.db"}
+    config.tracking = {**config.tracking, **server}
+    assert dict(next_steps(config, tmp_path, "4"))["MLflow"] == (
+        "open https://me:***@mlflow.example.org/#/experiments/4/runs?workflowType=machine_learning "
+        "(the tracking server)"
+    )
+    assert dict(next_steps(config, tmp_path))["MLflow"] == (  # the experiment not found
+        "open https://me:***@mlflow.example.org/ (the tracking server)"
+    )
+
+
+@pytest.mark.slow
+def test_the_hint_links_the_experiment_a_run_logged_to(tmp_path: Path) -> None:
+    proc = run_cli(
+        "run", "dataset.max_documents=2", "eval.ks=[5]", f"output_dir={tmp_path}", "study=hint"
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    hint = (
+        f"MLflow mlflow ui --backend-store-uri sqlite:///{tmp_path}/mlflow.db, then open "
+        "http://127.0.0.1:5000/#/experiments/1/runs?workflowType=machine_learning"
+    )
+    assert "".join(hint.split()) in "".join(proc.stdout.split())  # the table folds long lines
 
 
 def test_the_default_store_is_opened_with_make_mlflow_ui(tmp_path: Path, monkeypatch) -> None:
@@ -117,8 +145,11 @@ def test_the_default_store_is_opened_with_make_mlflow_ui(tmp_path: Path, monkeyp
             "hydra": {"runtime": {"choices": {"experiment": "cookbook_replication"}}},
         }
     )
-    steps = dict(next_steps(config, Path("outputs/multirun/x")))
-    assert steps["MLflow"].startswith("make mlflow-ui")
+    steps = dict(next_steps(config, Path("outputs/multirun/x"), "2"))
+    assert steps["MLflow"] == (
+        "make mlflow-ui, then open "
+        "http://127.0.0.1:5000/#/experiments/2/runs?workflowType=machine_learning"
+    )
     assert steps["report"].startswith(
         "make report (= situate report experiment=cookbook_replication)"
     )

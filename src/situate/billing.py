@@ -41,7 +41,8 @@ class Billed:
         LLM calls this process paid for (contexts). ``None`` when the stage makes no LLM calls
         at all: zero calls of an LLM context is news (every context came from the store).
     written : sequence of (doc_id, call)
-        Each distinct context of the configuration as it was billed when written, by any run.
+        Each distinct context of the configuration as it was billed when written, by any run;
+        empty until every one is stored (``config_*`` is then not reported).
     cache_ttl : str
         The prompt cache lifetime the calls' cache writes are priced at.
     """

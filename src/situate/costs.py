@@ -48,7 +48,8 @@ class RunCosts:
     """What this run paid (``run_*``) beside what its configuration's contexts cost (``config_*``)."""
 
     context: ContextCosts = field(default_factory=ContextCosts)
-    config_context: ContextCosts = field(default_factory=ContextCosts)
+    # None while the configuration's LLM contexts are not all written (a stopped run): no config_*
+    config_context: ContextCosts | None = field(default_factory=ContextCosts)
     embedding_index: float = 0.0
     embedding_query: float = 0.0
     rerank: float = 0.0
@@ -58,17 +59,20 @@ class RunCosts:
         return self.context.total + self.embedding_index + self.embedding_query + self.rerank
 
     def metrics(self, document_tokens: int = 0, n_queries: int = 0) -> dict[str, float]:
-        """``run_cost_usd_*`` and ``config_cost_usd_*``; ``document_tokens`` are those of the
-        configuration's contextualized documents, ``n_queries`` those this run answered."""
+        """``run_cost_usd_*`` and ``config_cost_usd_*`` (the latter once the configuration's
+        contexts are known); ``document_tokens`` are those of the configuration's contextualized
+        documents, ``n_queries`` those this run answered."""
         billed = self.embedding_index + self.embedding_query + self.rerank
         out = {
             f"{RUN}cost_usd_context": self.context.total,
             f"{RUN}cost_usd_embedding": self.embedding_index + self.embedding_query,
             f"{RUN}cost_usd_rerank": self.rerank,
             RUN_TOTAL_COST: self.total,
-            CONFIG_CONTEXT_COST: self.config_context.total,
-            CONFIG_TOTAL_COST: self.config_context.total + billed,
         }
+        if self.config_context is None:
+            return out
+        out[CONFIG_CONTEXT_COST] = self.config_context.total
+        out[CONFIG_TOTAL_COST] = self.config_context.total + billed
         if document_tokens:
             out[f"{CONFIG}cost_usd_per_mtok_document"] = (
                 self.config_context.total / document_tokens * 1_000_000

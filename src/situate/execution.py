@@ -334,6 +334,8 @@ def adopt(context, results: list[ShardResult]) -> None:
     for attr in SHARD_RECORDS:
         if hasattr(context, attr):
             setattr(context, attr, [x for r in results for x in r.records.get(attr, [])])
+    if hasattr(context, "written") and any(r.error for r in results):
+        context.written = []  # a shard stopped: the configuration's contexts are not all written
     if hasattr(context, "stats"):
         context.stats = merged_stats([r.stats for r in results], getattr(context, "calls", []))
 

@@ -225,9 +225,13 @@ class Pipeline:
         context, embedder = self.context.billed(), self.embedder.billed()
         tokens = embedder.tokens
         index_tokens = tokens if self._index_tokens is None else self._index_tokens
+        # an LLM context stopped before writing every context: what they cost is not known yet
+        unknown = context.calls is not None and not context.written
         return RunCosts(
             context=context_costs(self.price_book, context, context.calls or ()),
-            config_context=context_costs(self.price_book, context, context.written),
+            config_context=None
+            if unknown
+            else context_costs(self.price_book, context, context.written),
             embedding_index=billed_embedding(self.price_book, embedder, index_tokens),
             embedding_query=billed_embedding(self.price_book, embedder, tokens - index_tokens),
             rerank=billed_rerank(self.price_book, self.reranker.billed()),
@@ -257,7 +261,7 @@ class Pipeline:
     @staticmethod
     def _document_tokens(corpus: Corpus, costs: RunCosts) -> int:
         """Tokens of the documents of the configuration's LLM contexts (local WordPiece count)."""
-        if not costs.config_context.per_document:
+        if costs.config_context is None or not costs.config_context.per_document:
             return 0
         count, _ = token_counter(None, "local")
         return sum(count([corpus.document(d).text for d in costs.config_context.per_document]))

@@ -121,10 +121,17 @@ def make_store(root: Path, study: str = STUDY, failed_job: bool = False) -> str:
     pid = parent.info.run_id
     common = {"dataset": "toy", "chunker": "fixed", "embedder": "minilm", "fusion": "rrf", "git_commit": "abc123"}  # fmt: skip
     base_tags = {**common, "context": "none"}
-    _log_run(client, exp_id, pid, "base", base_tags, root / study / "base", _questions("base"))
-    for prompt in ("default", "code"):
-        tags = {**common, "context": "llm", "prompt": prompt, "llm": "claude_haiku_4_5"}
-        _log_run(client, exp_id, pid, prompt, tags, root / study / prompt, _questions(prompt))
+    runs = [("base", base_tags)] + [
+        (prompt, {**common, "context": "llm", "prompt": prompt, "llm": "claude_haiku_4_5"})
+        for prompt in ("default", "code")
+    ]
+    rids = [
+        _log_run(client, exp_id, pid, name, tags, root / study / name, _questions(name))
+        for name, tags in runs
+    ]
+    for rid in rids:  # every question kept: max_questions unset, as the flattened config logs it
+        for key, value in {"max_questions": "", "sample": "stratified", "seed": "0"}.items():
+            client.log_param(rid, f"dataset.{key}", value)
     if failed_job:
         run = client.create_run(exp_id, run_name="rerank", tags={**common, "context": "llm", "prompt": "default", "reranker": "cross_encoder", "mlflow.parentRunId": pid})  # fmt: skip
         client.set_terminated(run.info.run_id, "FAILED")

@@ -154,7 +154,8 @@ class LLMContext(Placement):
         self.first_call_alone = first_call_alone
         self.batch = batch
         self.calls: list[tuple[str, LLMResponse]] = []  # (doc_id, response) paid in this run
-        # (doc_id, stored) for each distinct context of the configuration, by whichever run wrote it
+        # (doc_id, stored) for each distinct context of the configuration, by whichever run wrote
+        # it; empty until every one is stored (a stopped run's configuration has no cost yet)
         self.written: list[tuple[str, StoredContext]] = []
         self.failures: list[tuple[str, str]] = []  # (chunk_id, error)
         self.stats: dict[str, float] = {}
@@ -295,12 +296,16 @@ class LLMContext(Placement):
                 earlier,
             ),
         }  # fmt: skip
-        self.written = [
-            (chunks[row].doc_id, stored[k])
-            for k, row in sorted(first_row_of_key.items(), key=lambda kv: kv[1])
-            if k in stored
-        ]
         missing = sum(1 for k in set(keys) if k not in stored)
+        # config_* prices the configuration's contexts: none while any of them is missing
+        self.written = (
+            []
+            if missing
+            else [
+                (chunks[row].doc_id, stored[k])
+                for k, row in sorted(first_row_of_key.items(), key=lambda kv: kv[1])
+            ]
+        )
         if self.budget is not None:
             self.stats["budget_spent_usd"] = self.budget.spent
             if self.budget.stopped:

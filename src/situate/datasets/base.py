@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -111,3 +111,20 @@ def question_text(value: Any, where: str) -> str:
     if not value.strip():
         raise SituateError(f"{where}: empty question text; write the question or remove the record")
     return value
+
+
+def check_unique_ids(path: str | Path, records: Iterable[tuple[str, str]]) -> None:
+    """A one-line error at the second record of a question id already seen.
+
+    ``records`` are ``(where, id)`` in file order, ``where`` naming the record in the file
+    ("question 3", "line 4"). Results, ``per_question.csv`` and paired comparisons join on the id:
+    two questions under one id would be paired with each other's results.
+    """
+    first: dict[str, str] = {}
+    for where, qid in records:
+        if qid in first:
+            raise SituateError(
+                f"{path}: {where}: duplicate question id {qid!r} ({first[qid]} has it too); give "
+                "every question its own id"
+            )
+        first[qid] = where

@@ -30,6 +30,7 @@ from typing import Any
 
 from situate.chunking.markdown import MarkdownChunker
 from situate.datasets.base import (
+    check_unique_ids,
     existing_path,
     question_text,
     read_json,
@@ -215,6 +216,7 @@ def generated_set(path: Path, documents: list[Document], review: str) -> tuple[l
         )
     docs = {d.doc_id: d for d in documents}
     for q in usable:
+        question_text(q.q, f"{path}: question {q.id}")
         for span in q.gold:
             doc = docs.get(span.doc_id)
             if doc is None:
@@ -282,14 +284,7 @@ class GoldResolver:
                 'make it [{"q": ..., "gold": [...]}, ...]'
             )
         questions = [self.question(i, rec) for i, rec in enumerate(records)]
-        first: dict[str, int] = {}
-        for i, q in enumerate(questions):
-            if q.qid in first:
-                raise SituateError(
-                    f"{self.qa_path}: question {i}: duplicate question id {q.qid!r} (question "
-                    f"{first[q.qid]} has it too); give every question its own id"
-                )
-            first[q.qid] = i
+        check_unique_ids(self.qa_path, ((f"question {i}", q.qid) for i, q in enumerate(questions)))
         return questions
 
     def question(self, index: int, record: Any) -> Question:

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from situate.datasets.base import check_unique_ids
 from situate.errors import SituateError
 from situate.records import Span
 
@@ -153,7 +154,7 @@ def read_questions(path: str | os.PathLike) -> list[GeneratedQuestion]:
         raise SituateError(
             f"{path}: no generated questions here; write them with `situate questions generate`"
         )
-    out = []
+    out, lines = [], []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
@@ -162,6 +163,9 @@ def read_questions(path: str | os.PathLike) -> list[GeneratedQuestion]:
         except json.JSONDecodeError as e:
             raise SituateError(f"{path}:{n}: not JSON ({e.msg}); fix or remove the line") from None
         out.append(GeneratedQuestion.from_json(record, f"{path}:{n}"))
+        lines.append(n)
+    # reviews, results and comparisons are keyed by id (two files pasted together repeat them)
+    check_unique_ids(path, ((f"line {n}", q.id) for n, q in zip(lines, out, strict=True)))
     return out
 
 

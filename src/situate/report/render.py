@@ -282,13 +282,14 @@ def _judged_table(sc: StudyComparison, judged: JudgedStudy | None) -> dict | Non
 
 def _sample_note(study) -> str:
     """', dataset.max_questions=100, dataset.sample=stratified, dataset.seed=0' when the runs
-    kept a sample of the questions, '' when they kept every one."""
+    kept a sample of the questions, '' when they kept every one (``max_questions`` unset: an
+    empty param, or ``None`` as an older situate logged it)."""
     keys = ("dataset.max_questions", "dataset.sample", "dataset.seed")
     used = sorted(
         {
             ", ".join(f"{k}={r.params[k]}" for k in keys if k in r.params)
             for r in study.runs
-            if r.params.get("dataset.max_questions", "None") != "None"
+            if r.params.get("dataset.max_questions", "") not in ("", "None")
         }
     )
     return f", {'; '.join(used)}" if used else ""

@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from situate.stages import CHOICE_GROUPS
 from situate.tracking.base import RESULT_FILE, Tracker, run_name, without_credentials
+from situate.tracking.mlflow_tracker import runs_url
+
+log = logging.getLogger(__name__)
 
 PARENT_FILE = "parent_run_id"  # in the sweep folder: the MLflow run the sweep's jobs nest under
 
@@ -98,10 +103,14 @@ def _prepare_tracking(config: DictConfig) -> Tracker | None:
 
 MAKE_REPORT = "cookbook_replication"  # the experiment `make report` reports
 DEFAULT_DB = Path("outputs/mlflow.db")  # the store `make mlflow-ui` opens
+LOCAL_UI = "http://127.0.0.1:5000"  # where `mlflow ui` and `make mlflow-ui` serve
 
 
-def next_steps(config: DictConfig, folder: Path) -> list[tuple[str, str]]:
-    """Where to look once the table is printed: the outputs, the MLflow UI, the study's report."""
+def next_steps(
+    config: DictConfig, folder: Path, experiment_id: str | None = None
+) -> list[tuple[str, str]]:
+    """Where to look once the table is printed: the outputs, the MLflow UI (the experiment's runs
+    table: MLflow 3.17 opens an experiment on its GenAI overview otherwise), the study's report."""
     steps = [
         (
             "outputs",
@@ -110,12 +119,19 @@ def next_steps(config: DictConfig, folder: Path) -> list[tuple[str, str]]:
     ]
     tracker = _tracker(config)
     uri = tracker.uri if tracker is not None else None
+
+    def page(ui: str) -> str:
+        return runs_url(ui, experiment_id) if experiment_id else ui
+
     if uri and uri == f"sqlite:///{DEFAULT_DB.resolve()}":
-        steps.append(("MLflow", "make mlflow-ui, then open http://127.0.0.1:5000"))
-    elif uri and uri.startswith("sqlite:///"):
-        steps.append(("MLflow", f"mlflow ui --backend-store-uri {uri}"))
-    elif uri:
-        steps.append(("MLflow", f"open {without_credentials(uri)} (the tracking server)"))
+        steps.append(("MLflow", f"make mlflow-ui, then open {page(LOCAL_UI)}"))
+    elif uri and urlsplit(uri).scheme in ("http", "https"):
+        steps.append(("MLflow", f"open {page(without_credentials(uri))} (the tracking server)"))
+    elif uri:  # a SQLite file or a database: the UI is served from it
+        store = without_credentials(uri)
+        steps.append(
+            ("MLflow", f"mlflow ui --backend-store-uri {store}, then open {page(LOCAL_UI)}")
+        )
     experiment = OmegaConf.select(config, "hydra.runtime.choices.experiment")
     if experiment and config.get("baseline") is not None:
         command = f"situate report experiment={experiment}"
@@ -145,9 +161,20 @@ def print_next_steps(config: DictConfig, folder: Path) -> None:
     table = Table(title="where to look next", title_justify="left", show_header=False, box=None)
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
-    for what, where in next_steps(config, folder):
+    for what, where in next_steps(config, folder, _experiment_id(config)):
         table.add_row(what, where)
     console().print(table)
+
+
+def _experiment_id(config: DictConfig) -> str | None:
+    """The id of the experiment the runs were logged to (None untracked, or where the store does
+    not answer: the hint then names the UI without the experiment's page)."""
+    tracker = _tracker(config)
+    try:
+        return None if tracker is None else tracker.prepare()
+    except Exception as e:  # the runs are logged; a hint must not turn them into a failure
+        log.warning("could not look the MLflow experiment up for its link: %s", e)
+        return None
 
 
 def parent_run_id(sweep_dir: str | Path) -> str | None:
