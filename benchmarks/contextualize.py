@@ -58,7 +58,7 @@ PROFILES = {
 
 def _context_stage(emu, tmp: str, llm: str, overrides: list[str]):
     from situate.app import instantiate_stage
-    from situate.cli import compose
+    from situate.config import compose
 
     cfg = compose(
         [
@@ -155,7 +155,7 @@ def run_rpm(rpm: int, minutes: int, concurrency: int) -> dict:
 
 def run_queries(questions: int, latency: float) -> dict:
     from situate.app import build_pipeline
-    from situate.cli import compose
+    from situate.config import compose
     from situate.emulators.openai_api import OpenAIEmulator
 
     out = {"questions": questions, "embed_latency_seconds": latency}
