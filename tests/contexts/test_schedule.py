@@ -3,6 +3,7 @@ a read never precedes its document's write, calls stay within the cache TTL, a k
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
@@ -91,7 +92,7 @@ def test_a_read_is_sent_after_its_write_started_and_before_it_ended(key_env, tmp
     assert usage_metrics("", ctx.calls)["cache_read_share_of_max"] == 1.0
 
 
-def test_no_document_straddles_its_cache_ttl_under_a_slow_rpm(key_env, tmp_path):
+def test_no_document_straddles_its_cache_ttl_under_a_slow_rpm(key_env, tmp_path, caplog):
     # one call a minute: a document of 7 chunks cannot be read within one 5-minute window
     doc = long_document("a", "Alpine Glaciers", "ice", paragraphs=7)
     corp, chunks = Corpus("test", [doc], []), chunks_of(doc)
@@ -99,8 +100,19 @@ def test_no_document_straddles_its_cache_ttl_under_a_slow_rpm(key_env, tmp_path)
     with AnthropicEmulator(api_key=KEY, ttft=0.0, clock=clock.clock) as emu:
         ctx = context(emu, tmp_path, concurrency=4, rpm=1)
         ctx.rate_clock, ctx.rate_sleep = clock.clock, clock.sleep
-        ctx.contextualize(corp, chunks)
+        with caplog.at_level(logging.INFO, logger="situate.contexts.schedule"):
+            ctx.contextualize(corp, chunks)
     window = 300.0 - ctx.ttl_margin
+    # the schedule says so before the document starts (6 reads at 1 a minute: 360 s > 300 s),
+    # then when it refreshes
+    said = [r.getMessage() for r in caplog.records if r.name == "situate.contexts.schedule"]
+    assert said == [
+        "contexts: document a has 7 calls, more than context.rpm=1 lets start within its "
+        "300 s cache window: its cache will be refreshed deliberately (a new write) as the "
+        "window closes",
+        "contexts: a: the rate limits held a call past its cache window (300 s after the "
+        "write); refreshing the cache with it alone",
+    ]
     # one call per 61 s (the minute and the guard second of the context's rate window)
     assert [t for t, _ in ctx.ceiling.admitted] == [0.0, 61.0, 122.0, 183.0, 244.0, 305.0, 366.0]
     events = ctx.schedule.events()["a"]
