@@ -58,7 +58,7 @@ PROFILES = {
 
 def _context_stage(emu, tmp: str, llm: str, overrides: list[str]):
     from situate.app import instantiate_stage
-    from situate.cli import compose
+    from situate.config import compose
 
     cfg = compose(
         [
@@ -155,7 +155,7 @@ def run_rpm(rpm: int, minutes: int, concurrency: int) -> dict:
 
 def run_queries(questions: int, latency: float) -> dict:
     from situate.app import build_pipeline
-    from situate.cli import compose
+    from situate.config import compose
     from situate.emulators.openai_api import OpenAIEmulator
 
     out = {"questions": questions, "embed_latency_seconds": latency}
@@ -189,6 +189,27 @@ def run_queries(questions: int, latency: float) -> dict:
     return out
 
 
+def headline_keys(result: dict) -> dict:
+    """The summary keys of the parts ``result`` holds (a part never measured has none)."""
+    headline: dict = {}
+    profiles = result.get("profiles", {})
+    if profiles:
+        rows = profiles.values()
+        headline["context_schedule_wall_ratio"] = max(p["wall_ratio"] for p in rows)
+        headline["context_cache_read_share_of_max"] = min(p["schedule"]["cache_read_share_of_max"] for p in rows)  # fmt: skip
+    if result.get("rpm"):
+        headline["rpm_ceiling_utilization"] = min(r["utilization"] for r in result["rpm"])
+        headline["rpm_pacing_429s"] = sum(r["rate_limited_429s"] for r in result["rpm"])
+    if "queries" in result:
+        q = result["queries"]
+        headline["query_phase_seconds_per_1k"] = q["batched"]["seconds_per_1k"]
+        headline["query_phase_one_at_a_time_seconds_per_1k"] = q["one_at_a_time"]["seconds_per_1k"]  # fmt: skip
+    for profile, p in profiles.items():
+        headline[f"context_schedule_wall_ratio_{profile}"] = p["wall_ratio"]
+        headline[f"context_cache_read_share_of_max_{profile}"] = p["schedule"]["cache_read_share_of_max"]  # fmt: skip
+    return headline
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrency", type=int, default=4)
@@ -206,7 +227,8 @@ def main() -> int:
     os.environ["ANTHROPIC_API_KEY"] = KEY  # the emulators' keys, for this process only
     os.environ["OPENAI_API_KEY"] = OPENAI_KEY
     last = OUT / "contextualize.json"
-    result: dict = json.loads(last.read_text()) if set(ns.parts) != set(PARTS) else {}
+    keep = last.exists() and set(ns.parts) != set(PARTS)  # a fresh clone has no earlier parts
+    result: dict = json.loads(last.read_text()) if keep else {}
     result["concurrency"] = ns.concurrency
     for profile in PROFILES if "schedules" in ns.parts else ():
         result.setdefault("profiles", {})
@@ -231,21 +253,11 @@ def main() -> int:
                   f"{r['utilization']:.3f} of it, {r['rate_limited_429s']} 429s", flush=True)  # fmt: skip
     if "queries" in ns.parts:
         result["queries"] = run_queries(ns.questions, ns.embed_latency)
-    q = result["queries"]
-    print(f"query phase, {q['batched']['questions']} questions: batched {q['batched']['seconds']:.1f} s, "
-          f"one at a time {q['one_at_a_time']['seconds']:.1f} s", flush=True)  # fmt: skip
-    profiles = result["profiles"].values()
-    headline = {
-        "context_schedule_wall_ratio": max(p["wall_ratio"] for p in profiles),
-        "context_cache_read_share_of_max": min(p["schedule"]["cache_read_share_of_max"] for p in profiles),
-        "rpm_ceiling_utilization": min(r["utilization"] for r in result["rpm"]) if result["rpm"] else None,
-        "rpm_pacing_429s": sum(r["rate_limited_429s"] for r in result["rpm"]),
-        "query_phase_seconds_per_1k": q["batched"]["seconds_per_1k"],
-        "query_phase_one_at_a_time_seconds_per_1k": q["one_at_a_time"]["seconds_per_1k"],
-    }  # fmt: skip
-    for profile, p in result["profiles"].items():
-        headline[f"context_schedule_wall_ratio_{profile}"] = p["wall_ratio"]
-        headline[f"context_cache_read_share_of_max_{profile}"] = p["schedule"]["cache_read_share_of_max"]  # fmt: skip
+    headline = headline_keys(result)
+    if "queries" in result:
+        q = result["queries"]
+        print(f"query phase, {q['batched']['questions']} questions: batched {q['batched']['seconds']:.1f} s, "
+              f"one at a time {q['one_at_a_time']['seconds']:.1f} s", flush=True)  # fmt: skip
     result.update(headline)
     print(f"wrote {write_json('contextualize', result, OUT)}")
     merge_summary(headline)

@@ -42,7 +42,7 @@ SITUATE_ARMS = {"sparse_only": "bm25", "rrf": "hybrid"}
 def peer_inputs(folder: Path) -> tuple[Path, Path]:
     """The corpus (chunk id -> context + chunk) and the questions, as JSON for the peer."""
     from situate.app import instantiate_stage
-    from situate.cli import compose
+    from situate.config import compose
 
     cfg = compose(["context=replay", "tracking=none", f"data_dir={DATA.parent}"])
     dataset, chunker, context = (instantiate_stage(cfg, g) for g in ("dataset", "chunker", "context"))  # fmt: skip

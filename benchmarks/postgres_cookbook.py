@@ -66,7 +66,7 @@ def sparse_phase(work: Path, run: bool = True) -> list[dict]:
 
 def dense_phase(work: Path) -> list[dict]:
     from situate.app import build_pipeline
-    from situate.cli import compose
+    from situate.config import compose
     from situate.dense.pgvector import PgvectorIndex
     from situate.rankings import Rankings
 

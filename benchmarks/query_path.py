@@ -76,7 +76,7 @@ def main() -> int:
     ns = parser.parse_args()
 
     from situate.app import build_pipeline
-    from situate.cli import compose
+    from situate.config import compose
     from situate.fusion.dense_only import DenseOnly
     from situate.fusion.rrf import ReciprocalRankFusion
     from situate.fusion.sparse_only import SparseOnly

@@ -30,7 +30,7 @@ TTFT, TOKENS_PER_SECOND = 0.6, 150.0
 
 def run(target: int, concurrency: int) -> dict:
     from situate.app import instantiate_stage
-    from situate.cli import compose
+    from situate.config import compose
     from situate.emulators.anthropic_api import AnthropicEmulator
     from situate.questions.generate import build_requests
 

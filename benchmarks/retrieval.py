@@ -38,7 +38,7 @@ def percentiles(seconds: list[float]) -> dict[str, float]:
 
 def bench_engine(engine: str, n_queries: int, cache: Path) -> dict:
     from situate.app import build_pipeline
-    from situate.cli import compose
+    from situate.config import compose
 
     cfg = compose([f"sparse={engine}", f"cache_dir={cache}", "tracking=none"])
     pipeline = build_pipeline(cfg)

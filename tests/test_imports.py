@@ -98,3 +98,30 @@ def test_no_import_cycle_between_situate_modules():
 def test_only_the_entry_point_imports_the_cli():
     importers = [m for m, targets in import_graph().items() if "situate.cli" in targets]
     assert importers == []
+
+
+def situate_names(path: Path) -> list[tuple[str, str]]:
+    """``(module, name)`` of each ``from situate... import name`` in ``path``."""
+    return [
+        (node.module, alias.name)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "situate"
+        for alias in node.names
+    ]
+
+
+def test_the_benchmarks_and_docs_scripts_import_what_situate_has():
+    """No test runs ``make bench``: a name moved out of a module (``compose`` left
+    ``situate.cli`` for ``situate.config``) must not break a benchmark unseen."""
+    import importlib.util
+
+    scripts = sorted((SRC.parent / "benchmarks").glob("*.py")) + sorted(
+        (SRC.parent / "docs").glob("*.py")
+    )
+    missing = []
+    for script in scripts:
+        for module, name in situate_names(script):
+            found = importlib.import_module(module)
+            if not hasattr(found, name) and importlib.util.find_spec(f"{module}.{name}") is None:
+                missing.append(f"{script.name}: from {module} import {name}")
+    assert len(scripts) > 10 and missing == []

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from situate.embedding.base import CachedEmbeddings
-from situate.pipeline import chunks_label, queries_label
+from situate.pipeline import batched_label, chunks_label, queries_label
 from situate.progress import progress_bar
 from situate.store import BlobStore
 
@@ -56,6 +56,14 @@ def test_a_bar_shows_its_label_and_final_count(capsys) -> None:
     err = capsys.readouterr().err  # not a terminal: rich prints the finished bar once
     assert "embedding + searching 3 questions" in err
     assert "3/3" in err
+
+
+def test_the_batched_questions_bar_counts_the_questions_after_the_timed_ones() -> None:
+    # 74 questions, the first 50 timed one at a time: 24 go in batches, 23 distinct texts
+    queries = [f"q{i}" for i in range(73)] + ["q60"]
+    assert batched_label(queries, 50) == "embedding 24 questions in batches (23 distinct texts)"
+    assert batched_label(queries[:60], 50) == "embedding 10 questions in batches"
+    assert batched_label(queries, None) == "embedding 0 questions in batches"  # all timed
 
 
 def test_nothing_to_do_shows_no_bar(capsys) -> None:

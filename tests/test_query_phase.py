@@ -51,6 +51,13 @@ def test_batched_queries_rank_as_one_at_a_time_and_embed_in_batches(key_env, tmp
         assert len(latency.total) == 3 and len(latency.rerank) == len(queries)
         assert sum(told) == len(queries) and sum(embedded) == rest
 
+        # cached like the chunks: a rerun on the same cache embeds no query again
+        _, _, rerun = pipeline(emu, tmp_path / "batched")
+        before = emu.calls("/v1/embeddings")
+        again, _ = rerun.search_all(queries, sample=3)
+        assert emu.calls("/v1/embeddings") == before
+        np.testing.assert_array_equal(again.ids, ranked.ids)
+
         _, _, alone = pipeline(emu, tmp_path / "alone")  # a fresh cache: every query embedded
         one_by_one, all_timed = alone.search_all(queries)
     assert len(all_timed.total) == len(queries)

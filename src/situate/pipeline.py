@@ -189,7 +189,7 @@ class Pipeline:
         queries = [q.text for q in corpus.questions]
         t = time.perf_counter()
         with (
-            progress_bar(f"embedding {len(queries)} questions in batches") as embedded,
+            progress_bar(batched_label(queries, self.evaluator.latency_sample)) as embedded,
             progress_bar(queries_label(len(queries))) as advance,
         ):
             ranked, latency = self.searcher(chunks, contexts).search_all(
@@ -316,11 +316,22 @@ def no_questions(dataset: DatasetLoader, corpus: Corpus) -> SituateError:
     )
 
 
-def chunks_label(texts: list[str]) -> str:
+def chunks_label(texts: list[str], what: str = "chunks") -> str:
     """``embedding 737 chunks (723 distinct texts)``: the bar counts distinct texts."""
     distinct = len(set(texts))
     shown = f" ({distinct} distinct texts)" if distinct != len(texts) else ""
-    return f"embedding {len(texts)} chunks{shown}"
+    return f"embedding {len(texts)} {what}{shown}"
+
+
+def timed_alone(n: int, sample: int | None) -> int:
+    """How many of ``n`` queries go one at a time, timed: the first ``sample`` (None: all)."""
+    return n if sample is None else max(0, min(sample, n))
+
+
+def batched_label(queries: list[str], sample: int | None) -> str:
+    """``embedding 950 questions in batches (960 distinct texts)``: the queries after the timed
+    ones, counted as their bar counts them (distinct texts)."""
+    return chunks_label(queries[timed_alone(len(queries), sample) :], "questions in batches")
 
 
 def queries_label(n: int) -> str:
@@ -384,7 +395,7 @@ class Searcher:
         batches; ``progress(advance, total)`` is told of each answered query,
         ``embed_progress`` of each embedded batch of the rest. The latency covers the timed ones;
         the rerank seconds, every query."""
-        timed = len(queries) if sample is None else max(0, min(sample, len(queries)))
+        timed = timed_alone(len(queries), sample)
         rows, total, rerank = [], np.zeros(timed), np.zeros(len(queries))
         for i, query in enumerate(queries[:timed]):
             t = time.perf_counter()

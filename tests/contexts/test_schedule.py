@@ -3,6 +3,7 @@ a read never precedes its document's write, calls stay within the cache TTL, a k
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
@@ -31,7 +32,7 @@ def test_first_calls_of_every_document_go_while_the_first_is_in_flight(key_env, 
         run.start()
         try:
             # three requests in flight with no answer started: one per document, none a read
-            assert emu.wait_held(3, timeout=60)
+            assert emu.wait_held(3)
         finally:
             emu.release()
         run.join()
@@ -50,7 +51,7 @@ def test_with_batches_first_calls_overlap_and_each_document_batches_the_rest(key
         run = threading.Thread(target=ctx.contextualize, args=(corp, chunks))
         run.start()
         try:
-            assert emu.wait_held(3, timeout=60)  # the three documents' first calls at once
+            assert emu.wait_held(3)  # the three documents' first calls at once
         finally:
             emu.release()
         run.join()
@@ -62,11 +63,22 @@ def test_with_batches_first_calls_overlap_and_each_document_batches_the_rest(key
 
 def test_a_read_is_sent_after_its_write_started_and_before_it_ended(key_env, tmp_path):
     corp, chunks = corpus()
-    # 20 tokens a second: each answer (about 15 tokens) streams for 0.7 s after its start
-    with AnthropicEmulator(api_key=KEY, ttft=0.02, output_tokens_per_second=20) as emu:
-        ctx = context(emu, tmp_path, concurrency=4)
+    with AnthropicEmulator(api_key=KEY, ttft=0.02) as emu:
+        # every answer stops after its message_start: started, not ended, until released
+        emu.hold_streams()
+        ctx = context(emu, tmp_path, concurrency=10)
         ctx.rate_clock = time.time  # the schedule's events on the emulator log's clock
-        ctx.contextualize(corp, chunks)
+        run = threading.Thread(target=ctx.contextualize, args=(corp, chunks))
+        run.start()
+        try:
+            # all ten calls reach the emulator while no answer has ended: the readers went
+            # while their writers' answers were still open (a schedule that waited for the
+            # end would leave seven of them unsent, and this would be a hang)
+            assert emu.wait_streams_held(10)
+            assert emu.calls("/v1/messages") == 10
+        finally:
+            emu.release_streams()
+        run.join()
         sent = [(r.received_at, r.body) for r in emu.requests if r.path == "/v1/messages"]
     events = ctx.schedule.events()
     for doc_id in ("a", "b"):
@@ -74,14 +86,13 @@ def test_a_read_is_sent_after_its_write_started_and_before_it_ended(key_env, tmp
         assert kind == "written" and [k for k, _, _ in reads] == ["read"] * 3
         title = corp.document(doc_id).title
         arrivals = sorted(t for t, body in sent if title in str(body))
-        writer_sent, readers_sent = arrivals[0], arrivals[1:]
+        readers_sent = arrivals[1:]
+        # not one reader before its writer's answer started
         assert len(readers_sent) == 3 and all(written_at <= t for t in readers_sent)
-        writer = next(r for d, r in ctx.calls if d == doc_id and r.usage.cache_write)
-        assert min(readers_sent) < writer_sent + writer.seconds  # not after the write ended
     assert usage_metrics("", ctx.calls)["cache_read_share_of_max"] == 1.0
 
 
-def test_no_document_straddles_its_cache_ttl_under_a_slow_rpm(key_env, tmp_path):
+def test_no_document_straddles_its_cache_ttl_under_a_slow_rpm(key_env, tmp_path, caplog):
     # one call a minute: a document of 7 chunks cannot be read within one 5-minute window
     doc = long_document("a", "Alpine Glaciers", "ice", paragraphs=7)
     corp, chunks = Corpus("test", [doc], []), chunks_of(doc)
@@ -89,8 +100,19 @@ def test_no_document_straddles_its_cache_ttl_under_a_slow_rpm(key_env, tmp_path)
     with AnthropicEmulator(api_key=KEY, ttft=0.0, clock=clock.clock) as emu:
         ctx = context(emu, tmp_path, concurrency=4, rpm=1)
         ctx.rate_clock, ctx.rate_sleep = clock.clock, clock.sleep
-        ctx.contextualize(corp, chunks)
+        with caplog.at_level(logging.INFO, logger="situate.contexts.schedule"):
+            ctx.contextualize(corp, chunks)
     window = 300.0 - ctx.ttl_margin
+    # the schedule says so before the document starts (6 reads at 1 a minute: 360 s > 300 s),
+    # then when it refreshes
+    said = [r.getMessage() for r in caplog.records if r.name == "situate.contexts.schedule"]
+    assert said == [
+        "contexts: document a has 7 calls, more than context.rpm=1 lets start within its "
+        "300 s cache window: its cache will be refreshed deliberately (a new write) as the "
+        "window closes",
+        "contexts: a: the rate limits held a call past its cache window (300 s after the "
+        "write); refreshing the cache with it alone",
+    ]
     # one call per 61 s (the minute and the guard second of the context's rate window)
     assert [t for t, _ in ctx.ceiling.admitted] == [0.0, 61.0, 122.0, 183.0, 244.0, 305.0, 366.0]
     events = ctx.schedule.events()["a"]

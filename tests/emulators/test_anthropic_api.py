@@ -508,6 +508,27 @@ def test_cli_refuses_a_non_loopback_host(capsys):
     assert main(["openai", "--fault-rate", "2"]) == 2
 
 
+def test_cli_takes_a_providers_timing_and_refuses_it_where_an_emulator_has_none(capsys):
+    from situate.emulators.cli import build, main, parse, timing_options
+
+    args = parse(["anthropic", "--ttft", "0.4", "--output-tokens-per-second", "150",
+                  "--rpm", "50", "--tpm", "40000"])  # fmt: skip
+    server = build("anthropic", Faults(), args.ttft, "127.0.0.1", 0, **timing_options(args))
+    assert (server.ttft, server.output_tokens_per_second, server.rpm, server.tpm) == (
+        0.4, 150.0, 50, 40000,
+    )  # fmt: skip
+    plain = build(
+        "anthropic", Faults(), 0.2, "127.0.0.1", 0, **timing_options(parse(["anthropic"]))
+    )
+    assert (plain.output_tokens_per_second, plain.rpm, plain.tpm) == (None, None, None)
+    assert main(["openai", "--rpm", "5"]) == 2
+    assert capsys.readouterr().err == (
+        "situate emulate: --rpm is not an option of OpenAIChatEmulator\n"
+    )
+    assert main(["anthropic", "--output-tokens-per-second", "0"]) == 2
+    assert "--output-tokens-per-second 0.0 must be > 0" in capsys.readouterr().err
+
+
 def test_streamed_answer_has_the_real_event_shapes_and_the_same_usage(emu, key_env):
     body = {
         "model": MODEL,

@@ -72,7 +72,7 @@ def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
         env={**os.environ, **env},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=300,  # a hang guard: imports take seconds on a busy machine
     )
 
 

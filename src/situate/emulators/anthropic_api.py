@@ -71,7 +71,10 @@ answers server-sent events as the real API does: ``message_start`` (its ``usage`
 ``content_block_delta`` (``text_delta``, one per token group, paced by the throughput),
 ``content_block_stop``, ``message_delta`` (``stop_reason`` and the final cumulative ``usage``)
 and ``message_stop``; the cache entries a request writes are published right before its
-``message_start`` is sent, so a client that waits for that event knows the entry exists.
+``message_start`` is sent, so a client that waits for that event knows the entry exists. Tests
+can keep streamed answers open between their ``message_start`` and the rest
+(:meth:`AnthropicEmulator.hold_streams`): responses that have started and not ended, on events
+rather than on a throughput the machine's load could outrun.
 
 Rate limits
 -----------
@@ -107,7 +110,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from situate.emulators.server import EmulatorServer, Faults, Request, Response, json_response
+from situate.emulators.server import (
+    HANG_SECONDS,
+    EmulatorServer,
+    Faults,
+    Request,
+    Response,
+    json_response,
+)
 from situate.emulators.textmodel import (
     approx_tokens,
     grading_answer,
@@ -533,6 +543,8 @@ class AnthropicEmulator(EmulatorServer):
         self.min_overrides = dict(min_cacheable_tokens or {})
         self.batch_delay = batch_delay
         self.batches: dict[str, Batch] = {}
+        self._streams_held = False  # see hold_streams()
+        self._streams_paused = 0
         self.route("POST", "/v1/messages", self._messages)
         self.route("POST", "/v1/messages/count_tokens", self._count_tokens)
         self.route("POST", "/v1/messages/batches", self._batch_create)
@@ -646,6 +658,35 @@ class AnthropicEmulator(EmulatorServer):
                     self._bucket[i] -= need
             return None
 
+    # holding streams (tests) ---------------------------------------------------------------
+    def hold_streams(self) -> None:
+        """Keep every streamed answer open after its ``message_start`` (sent: its cache entries
+        exist, the client knows it started) until :meth:`release_streams`."""
+        with self._lock:
+            self._streams_held = True
+
+    def release_streams(self) -> None:
+        """Let the held streams (and all later ones) go on to their end."""
+        with self._lock:
+            self._streams_held = False
+            self._changed.notify_all()
+
+    def wait_streams_held(self, n: int, timeout: float = HANG_SECONDS) -> bool:
+        """Block until ``n`` streams are held after their start; False if ``timeout`` passed
+        first (a hang guard)."""
+        with self._lock:
+            return self._changed.wait_for(lambda: self._streams_paused >= n, timeout)
+
+    def _stream_held(self) -> None:
+        """Where a streamed answer waits while :meth:`hold_streams` is on."""
+        with self._lock:
+            if not self._streams_held:
+                return
+            self._streams_paused += 1
+            self._changed.notify_all()
+            self._changed.wait_for(lambda: not self._streams_held)
+            self._streams_paused -= 1
+
     def _generate(self, output_tokens: int) -> None:
         """The time the answer's tokens take after the first one."""
         if self.output_tokens_per_second and output_tokens > 1:
@@ -663,6 +704,7 @@ class AnthropicEmulator(EmulatorServer):
         start = {**message, "content": [], "stop_reason": None, "stop_sequence": None}
         start["usage"] = {**usage, "output_tokens": 1}
         yield event("message_start", {"type": "message_start", "message": start})
+        self._stream_held()  # message_start is written and flushed by now
         text = message["content"][0]["text"] if message["content"] else ""
         yield event(
             "content_block_start",
@@ -915,8 +957,9 @@ class AnthropicEmulator(EmulatorServer):
             200, lines.encode("utf-8"), {"request-id": _new_id("req")}, "application/x-jsonl"
         )
 
-    def wait_for_batches(self, timeout: float = 10.0) -> bool:
-        """Block until every batch has ended (tests)."""
+    def wait_for_batches(self, timeout: float = HANG_SECONDS) -> bool:
+        """Block until every batch has ended; False if ``timeout`` passed first (a hang guard,
+        not a speed: tests)."""
         deadline = time.monotonic() + timeout
         for batch in list(self.batches.values()):
             if not batch.done.wait(max(0.0, deadline - time.monotonic())):

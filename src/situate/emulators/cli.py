@@ -23,6 +23,8 @@ from situate.emulators.server import (
 )
 
 DEFAULT_FAULTS = "429_retry_after,529,500,reset"  # 529 is Anthropic's "overloaded" only
+# a provider's timing beyond the time to first token (the Anthropic emulator's options)
+TIMING = ("output_tokens_per_second", "rpm", "tpm")
 
 
 def providers() -> dict:
@@ -33,12 +35,23 @@ def providers() -> dict:
     return emulated()
 
 
-def build(provider: str, faults: Faults, ttft: float, host: str, port: int) -> EmulatorServer:
-    """The emulator of ``provider``, not started yet."""
+def build(
+    provider: str, faults: Faults, ttft: float, host: str, port: int, **timing
+) -> EmulatorServer:
+    """The emulator of ``provider``, not started yet (``timing``: see :func:`timing_options`)."""
     from situate.providers import emulator
 
     vendor = providers()[provider]
-    return emulator(vendor, vendor.emulator.key, faults, ttft, host, port)
+    return emulator(vendor, vendor.emulator.key, faults, ttft, host, port, **timing)
+
+
+def timing_options(args: argparse.Namespace) -> dict:
+    """The provider-timing options given (``ValueError`` for a value out of range)."""
+    given = {k: getattr(args, k) for k in TIMING if getattr(args, k) is not None}
+    for option, value in given.items():
+        if value <= 0:
+            raise ValueError(f"--{option.replace('_', '-')} {value} must be > 0")
+    return given
 
 
 def usage_line(provider: str, url: str) -> str:
@@ -76,6 +89,21 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--ttft", type=float, default=0.2, help="seconds to first token (LLM emulators)"
     )
+    parser.add_argument(
+        "--output-tokens-per-second",
+        type=float,
+        default=None,
+        help="generation speed after the first token (anthropic; default: the whole answer at once)",
+    )
+    parser.add_argument(
+        "--rpm", type=int, default=None, help="requests per minute before 429 (anthropic)"
+    )
+    parser.add_argument(
+        "--tpm",
+        type=int,
+        default=None,
+        help="input tokens plus max_tokens per minute before 429 (anthropic)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the fault draws")
     return parser.parse_args(argv)
 
@@ -100,7 +128,8 @@ def main(argv: list[str]) -> int:
             if kinds
             else Faults(seed=args.seed, **extra)
         )
-        server = build(args.provider, faults, args.ttft, args.host, args.port)
+        timing = timing_options(args)
+        server = build(args.provider, faults, args.ttft, args.host, args.port, **timing)
         url = server.start()
     except (ValueError, OSError) as e:
         print(f"situate emulate: {e}", file=sys.stderr)

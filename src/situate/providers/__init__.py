@@ -16,6 +16,7 @@ rpm/tpm :class:`~situate.llm.ratelimit.RateCeiling` and AIMD limit, without a bu
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import pkgutil
 import time
@@ -80,12 +81,19 @@ def emulated() -> dict[str, Vendor]:
     return {name: v for name, v in vendors().items() if v.emulator is not None}
 
 
-def emulator(vendor: Vendor, key: str, faults=None, ttft: float = 0.0, host="127.0.0.1", port=0):
-    """``vendor``'s emulator taking ``key``, not started yet."""
+def emulator(
+    vendor: Vendor, key: str, faults=None, ttft: float = 0.0, host="127.0.0.1", port=0, **timing
+):
+    """``vendor``'s emulator taking ``key``, not started yet. ``timing``: more of its options
+    (``output_tokens_per_second``, ``rpm``, ``tpm``); ``ValueError`` naming one it lacks."""
     module, name = vendor.emulator.cls.split(":")
     cls = getattr(importlib.import_module(f"situate.emulators.{module}"), name)
+    offered = inspect.signature(cls).parameters
+    for option in timing:
+        if option not in offered:
+            raise ValueError(f"--{option.replace('_', '-')} is not an option of {name}")
     streams = {"ttft": ttft} if vendor.emulator.streams else {}
-    server = cls(api_key=key, faults=faults, **streams)
+    server = cls(api_key=key, faults=faults, **streams, **timing)
     server.host, server.port = host, port
     return server
 
