@@ -135,3 +135,20 @@ def test_halving_runs_the_survivors_on_more_questions(cookbook_dir: Path, tmp_pa
     else:
         assert list(table[table.rung == 1].arm) == [leader]
         assert list(table[table.rung == 1].questions) == [41]
+
+
+@pytest.mark.slow
+def test_a_sweep_with_a_failed_job_is_a_table_with_its_error(
+    cookbook_dir: Path, tmp_path: Path
+) -> None:
+    # the CLI exits 1 for it; the API gives the failed job as a row (fusion.k=-1 stops at its
+    # stage's parameters) beside the job that ran
+    import pandas as pd
+
+    table = situate.sweep(
+        ["dataset.max_documents=2", "fusion=rrf", "fusion.k=60,-1", "tracking=none",
+         f"output_dir={tmp_path}"]
+    )  # fmt: skip
+    assert list(table["job"]) == [0, 1]
+    assert pd.isna(table.loc[0, "error"]) and table.loc[0, "n_questions"] > 0
+    assert "fusion.k" in table.loc[1, "error"]

@@ -293,7 +293,9 @@ def test_a_sweep_of_a_folder_in_mlflow(tmp_path):
         "context=none", "embedder=minilm_onnx", "eval.ks=[1,2]", "fusion.k=60,-1",
         f"output_dir={tmp_path / 'out'}", "study=folder",
     )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    # one job of two failed: the sweep exits 1 and says so in one line
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert "situate: 1 of 2 jobs of the sweep failed" in proc.stderr
     runs = runs_of(tmp_path / "out", "folder")
     (parent,) = [r for r in runs if r.data.tags.get("sweep") == "true"]
     # fusion.k=-1 stops at its stage's parameters, before a run is opened: one job, one run

@@ -125,9 +125,10 @@ def run(overrides: Sequence[str] = ()) -> Result:
 def sweep(overrides: Sequence[str] = (), quiet: bool = True) -> pd.DataFrame:
     """``situate run -m OVERRIDES`` (a grid, a preset such as ``experiment=fusion_ablation``, or
     Optuna's ``experiment=tune_fusion``): one row per job with its overrides, metrics, MLflow run
-    id, error and folder (for :meth:`Result.from_folder`). ``attrs["selection"]`` holds what the
-    results table says about the best job (picked on dev, reported on test, with a split);
-    ``attrs["sweep_dir"]`` the sweep's folder. ``quiet=False`` prints the CLI's output."""
+    id, error (a failed job is a row, not an exception) and folder (for
+    :meth:`Result.from_folder`). ``attrs["selection"]`` holds what the results table says about
+    the best job (picked on dev, reported on test, with a split); ``attrs["sweep_dir"]`` the
+    sweep's folder. ``quiet=False`` prints the CLI's output."""
     from situate.config import check_overrides, compose, first_values
 
     overrides = list(overrides)
@@ -142,7 +143,8 @@ def sweep(overrides: Sequence[str] = (), quiet: bool = True) -> pd.DataFrame:
     )  # fmt: skip
     if not quiet:
         print(proc.stdout, proc.stderr, sep="\n")
-    if proc.returncode != 0:
+    jobs_failed = proc.returncode == 1 and "jobs of the sweep failed" in proc.stderr
+    if proc.returncode != 0 and not jobs_failed:  # a failed job is a row with its error
         errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
         detail = errors[-1][len("error: ") :] if errors else proc.stderr.strip()[-500:]
         raise SituateError(f"situate run -m {' '.join(overrides)}: {detail}")

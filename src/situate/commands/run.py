@@ -21,7 +21,23 @@ def main(args: list[str]) -> int:
     flags = [a for a in args if a in ("-m", "--multirun")]
     sys.argv = ["situate run", *flags, *[a for a in args if a not in flags]]
     app.main()
-    return 0
+    return sweep_exit_code()
+
+
+def sweep_exit_code() -> int:
+    """0, or 1 when a job of the sweep failed: the table above shows each job's one-line error (a
+    script or CI step must not read a sweep with failed jobs as a success)."""
+    from situate.tracking.summary import SWEEP_OUTCOME
+
+    failed, jobs = SWEEP_OUTCOME["failed"], SWEEP_OUTCOME["jobs"]
+    if not failed:
+        return 0
+    print(
+        f"situate: {failed} of {jobs} jobs of the sweep failed (the table above gives each "
+        "error; the others' results are kept)",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def precheck(args: list[str]) -> None:

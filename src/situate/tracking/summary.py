@@ -61,7 +61,12 @@ class ResultsTable(Callback):
             print_selection(config, files)
             print_next_steps(config, sweep)
         close_parent(config, files, table or "")
+        rows = [json.loads(f.read_text()) for f in files]
+        SWEEP_OUTCOME.update(jobs=len(rows), failed=sum(1 for r in rows if r.get("error")))
 
+
+# how the last sweep of this process ended (``situate run -m`` exits 1 when a job failed)
+SWEEP_OUTCOME: dict[str, int] = {"jobs": 0, "failed": 0}
 
 # the config of a sweep whose parent run is open (Ctrl-C skips on_multirun_end: see interrupted())
 SWEEP_UNDER_WAY: list[DictConfig] = []
