@@ -109,7 +109,8 @@ def run_schedule(profile: str, first_call_alone: bool, concurrency: int) -> dict
         "tokens_input_uncached": int(s["tokens_input_uncached"]),
         "tokens_output": int(s["tokens_output"]),
         "cache_read_share": round(s["cache_read_share"], 4),
-        "cache_read_share_of_max": round(s["cache_read_share_of_max"], 4),
+        # absent when no document reached the model's cache minimum (no read was possible)
+        "cache_read_share_of_max": round(s.get("cache_read_share_of_max", float("nan")), 4),
         "docs_below_cache_minimum": int(s["docs_below_cache_minimum"]),
         "cost_usd": round(context_costs(book, context.llm, context.calls).total, 6),
         "cache_refreshes": int(context.stats.get("context_cache_refreshes", 0)),

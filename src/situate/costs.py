@@ -144,11 +144,13 @@ def cache_shares(calls: Calls) -> dict[str, float]:
             below += 1
             continue
         maximum += prefix * (len(usages) - 1)
-    return {
+    shares = {
         "cache_read_share": reads / total_input if total_input else 0.0,
-        "cache_read_share_of_max": reads / maximum if maximum else 0.0,
         "docs_below_cache_minimum": float(below),
     }
+    if maximum:
+        shares["cache_read_share_of_max"] = reads / maximum
+    return shares
 
 
 def billed_embedding(book: PriceBook, billed: Billed, tokens: int) -> float:

@@ -116,3 +116,29 @@ def test_run_stats_are_a_function_of_the_calls_alone():
         "llm_prefill_tokens_per_s": 50.0,  # 100 evaluated in 2 s (the untimed call not counted)
         "llm_generation_tokens_per_s": 10.0,  # 10 generated in 1 s
     }  # no budget: what earlier runs left charged is not reported
+
+
+def test_cache_shares_by_hand_and_no_share_of_max_where_no_read_was_possible() -> None:
+    from types import SimpleNamespace
+
+    from situate.costs import cache_shares
+    from situate.records import Usage
+
+    def call(**usage):
+        return SimpleNamespace(usage=Usage(**usage), batch=False)
+
+    # doc a: a 100-token prefix written once and read by 1 of its 2 other calls (50% of max);
+    # doc b: below the cache minimum (nothing written or read)
+    calls = [
+        ("a", call(input_uncached=10, cache_write=100)),
+        ("a", call(input_uncached=10, cache_read=100)),
+        ("a", call(input_uncached=110)),
+        ("b", call(input_uncached=40)),
+    ]
+    assert cache_shares(calls) == {
+        "cache_read_share": 100 / 370,
+        "cache_read_share_of_max": 100 / 200,
+        "docs_below_cache_minimum": 1.0,
+    }
+    # no document could be cached: no read was possible, so no share of the maximum (not 0)
+    assert cache_shares(calls[3:]) == {"cache_read_share": 0.0, "docs_below_cache_minimum": 1.0}
