@@ -8,6 +8,7 @@ figure below is worked out by hand.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -228,3 +229,17 @@ def test_a_stopped_run_reports_what_it_paid_and_no_configuration_cost(tmp_path: 
     assert done["config_cost_usd_context"] == pytest.approx(usd, rel=1e-12)
     assert done["config_cost_usd_total"] == pytest.approx(usd, rel=1e-12)
     assert done["config_llm_calls"] == 1
+
+
+def test_calls_unanswered_at_a_stop_are_logged_apart_from_the_priced_ones(tmp_path: Path) -> None:
+    class StoppedWithCallsInFlight(PaidTitleContext):
+        def billed(self) -> Billed:
+            return dataclasses.replace(super().billed(), unanswered=2)
+
+    p = pipeline(tmp_path, HandSetEmbedder(), HandSetSparse())
+    p.context, p.price_book = StoppedWithCallsInFlight([]), load_price_book()
+    spent = p.spent()
+    assert spent["run_llm_calls"] == 1 and spent["run_llm_calls_unanswered"] == 2
+    # an ordinary run logs no such metric
+    p.context = PaidTitleContext([])
+    assert "run_llm_calls_unanswered" not in p.spent()

@@ -45,6 +45,9 @@ class Billed:
         empty until every one is stored (``config_*`` is then not reported).
     cache_ttl : str
         The prompt cache lifetime the calls' cache writes are priced at.
+    unanswered : int
+        LLM calls sent whose answer never came back (in flight when the run was stopped): the
+        provider may have billed them, but their usage is unknown, so they are not in ``calls``.
     """
 
     model: str = ""
@@ -53,6 +56,7 @@ class Billed:
     calls: Calls | None = None
     written: Calls = ()
     cache_ttl: str = "5m"
+    unanswered: int = 0
 
 
 class Unbilled:

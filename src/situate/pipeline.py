@@ -249,6 +249,8 @@ class Pipeline:
         billed = self.context.billed()
         if billed.calls is not None:  # an LLM context: zero calls is news (all from the store)
             out.update(usage_metrics(RUN, billed.calls))
+            if billed.unanswered:  # stopped with calls in flight: maybe billed, usage unknown
+                out[f"{RUN}llm_calls_unanswered"] = float(billed.unanswered)
             if billed.written:
                 out.update(usage_metrics(CONFIG, billed.written))
         costs = costs or self.costs()

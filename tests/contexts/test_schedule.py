@@ -159,3 +159,28 @@ def test_a_kill_mid_schedule_resumes_without_paying_any_stored_context_again(key
         billed = emu.stats()["paths"]["/v1/messages"]["billed_keys"]
     assert sorted(billed.values()) == [1] * 10  # every prompt paid once over both runs
     assert resumed.stats["contexts_from_store"] == kept
+
+
+def test_calls_in_flight_at_ctrl_c_are_reported_unanswered(key_env, tmp_path):
+    import os
+    import signal
+
+    corp, chunks = corpus()  # three documents: their three first calls go at once
+    with AnthropicEmulator(api_key=KEY, ttft=0.02) as emu:
+        emu.hold()  # none is answered
+        ctx = context(emu, tmp_path, concurrency=4)
+
+        def ctrl_c() -> None:
+            if emu.wait_held(3):
+                os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C, delivered to this thread
+
+        threading.Thread(target=ctrl_c, daemon=True).start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                ctx.contextualize(corp, chunks)
+            billed = ctx.billed()
+            paid, unanswered = list(billed.calls), billed.unanswered  # before any answer comes
+        finally:
+            emu.release()
+    # no answer came back: nothing to price, but the three calls the provider may bill are named
+    assert paid == [] and unanswered == 3

@@ -183,6 +183,7 @@ class LLMContext(Placement):
             calls=self.calls,
             written=self.written,
             cache_ttl=self.llm.cache_ttl or "5m",
+            unanswered=0 if self.schedule is None else self.schedule.in_flight,
         )
 
     def plan(

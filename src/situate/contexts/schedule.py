@@ -251,6 +251,12 @@ class Schedule:
                 self._in_flight -= 1
                 self._cond.notify_all()
 
+    @property
+    def in_flight(self) -> int:
+        """Calls sent and not yet answered (after an interrupt: those whose answers are lost)."""
+        with self._cond:
+            return self._in_flight
+
     def _fail(self, error: BaseException) -> None:
         with self._cond:
             if self._error is None:
