@@ -66,8 +66,8 @@ bench: install ## Benchmarks side by side: naive script vs situate, query path, 
 	@$(BIN)/python -c "import rank_bm25, contextgrid" 2>/dev/null || $(BIN)/pip install -q --disable-pip-version-check -e '.[bench]' 2>&1 | $(QUIET_PIP)
 	$(BIN)/python benchmarks/run_all.py
 
-test: install ## Run the test suite
-	$(BIN)/pytest -q
+test: install ## Run the test suite (two pytest workers: each starts its own Postgres and servers)
+	$(BIN)/pytest -q -n 2 --dist worksteal
 
 test-fast: install ## The tests without the slow ones (no `situate` subprocess, no long run; under 2 minutes)
 	$(BIN)/pytest -q -m "not slow"

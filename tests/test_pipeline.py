@@ -27,6 +27,7 @@ from situate.pricing import load_price_book
 from situate.rankings import Rankings
 from situate.records import Chunk, Context, Corpus, Document, Question, Span, Usage
 from situate.reranking.none import NoReranker
+from situate.tokens import token_counter
 
 PARAGRAPHS = {
     "glaciers": ["Glaciers carve valleys.", "Moraines mark old ice."],
@@ -181,6 +182,19 @@ def test_a_run_fuses_hand_set_lists_and_scores_them_by_hand(tmp_path: Path) -> N
     assert m["mrr"] == 0.75  # (1/1 + 1/2) / 2
     assert m["n_chunks"] == 6 and m["n_documents"] == 3 and m["n_questions"] == 2
     assert m["texts_embedded"] == 8  # six chunks and two questions
+    # index_tokens counts what the dense index embedded, contexts included, not the plain chunks:
+    # WordPiece splits at the blank line, so each text is its chunk's tokens plus its context's
+    # ("About Glaciers." is 3: about, glaciers, .)
+    count, _ = token_counter(None, "local")
+    assert count(["About Glaciers."]) == [3]
+    assert (
+        m["index_tokens"]
+        == sum(count(CONTEXTUAL))
+        == sum(count(TEXTS))
+        + sum(
+            count([f"About {name.title()}." for name, paras in PARAGRAPHS.items() for _ in paras])
+        )
+    )
     q2 = result.evaluation.per_question[1]
     assert q2.top_ids == ["harbours#0", "harbours#1", "bakery#1"] and q2.first_relevant_rank == 2
 

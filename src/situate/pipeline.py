@@ -174,6 +174,14 @@ class Pipeline:
         )
         return folders
 
+    def index_tokens(self, chunks: list[Chunk], contexts: list[Context]) -> int:
+        """Tokens of what the run indexed (local WordPiece count, as ``situate estimate``): the
+        dense index's texts, contexts included, or the sparse index's where there is no dense
+        one. What a tuning study can trade against retrieval (``objective``: index_tokens)."""
+        stage = "dense" if "dense" in self.fusion.needs else "sparse"
+        count, _ = token_counter(None, "local")
+        return sum(count(self.context.texts(chunks, contexts, stage)))
+
     def searcher(self, chunks: list[Chunk], contexts: list[Context]) -> Searcher:
         """Query-time search over the indexes this pipeline built or loaded."""
         return Searcher(
@@ -206,6 +214,7 @@ class Pipeline:
             "n_chunks": len(chunks),
             "n_documents": len(corpus.documents),
             "texts_embedded": self.embeddings.encoded,
+            "index_tokens": self.index_tokens(chunks, contexts),
         }
         counts.update({k: v for k, v in corpus.notes.items() if isinstance(v, int)})
         flags = audit(corpus, chunks, contexts)
