@@ -190,3 +190,21 @@ def test_a_second_run_reads_every_vector_and_index_from_the_cache(tmp_path: Path
     assert sparse.texts == TEXTS  # loaded from the sparse index's cache folder, not built again
     assert second.rankings.ids.tolist() == first.rankings.ids.tolist()
     assert second.evaluation.metrics == first.evaluation.metrics
+
+
+def test_a_folder_without_questions_stops_before_a_document_is_parsed(tmp_path: Path) -> None:
+    """No qa.json: the run names the file it expected before parsing a folder (minutes of PDFs)."""
+    from situate.datasets.folder import FolderLoader
+    from situate.errors import SituateError
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nSome text about glaciers.\n")
+    parse_cache = tmp_path / "parsed.sqlite"
+    run = pipeline(tmp_path / "cache", HandSetEmbedder(), HandSetSparse())
+    run.dataset = FolderLoader(str(folder), cache=str(parse_cache))
+    with pytest.raises(SituateError, match=rf"^{folder / 'qa.json'}: no questions file, and "):
+        run.run()
+    assert not parse_cache.exists()  # the parse cache opens on the first file parsed
+    run.dataset.load()  # without questions required (situate index, search, chunks): it parses
+    assert parse_cache.exists()

@@ -124,9 +124,13 @@ class Pipeline:
         """Load, chunk and contextualize; fail on unreachable gold (and, with
         ``require_questions``, on a corpus without questions) before paying for anything."""
         t = time.perf_counter()
+        expected = self.dataset.questions_to_write()
+        # before a document is parsed (a missing folder is the loader's to name)
+        if require_questions and expected and expected.parent.is_dir() and not expected.is_file():
+            raise no_questions(expected)
         corpus = self.dataset.load()
         if require_questions and not corpus.questions:
-            raise no_questions(self.dataset, corpus)
+            raise no_questions(expected, corpus.name)
         chunks = self.chunker.chunk(corpus)
         self.loaded = corpus, chunks
         self.evaluator.relevant_rows(corpus, chunks)
@@ -291,9 +295,9 @@ class Pipeline:
         return folder
 
 
-def no_questions(dataset: DatasetLoader, corpus: Corpus) -> SituateError:
-    """A run scores retrieval against questions: without any, say where they were expected."""
-    path = dataset.questions_to_write()
+def no_questions(path: Path | None, corpus_name: str = "") -> SituateError:
+    """A run scores retrieval against questions: without any, say where they were expected (the
+    file ``path`` the user writes them in; else the data set ``corpus_name``)."""
     if path is not None:
         what = (
             f"{path}: {'no questions in it' if path.is_file() else 'no questions file'}, and "
@@ -303,7 +307,7 @@ def no_questions(dataset: DatasetLoader, corpus: Corpus) -> SituateError:
         )
     else:
         what = (
-            f"{corpus.name}: no questions, and `situate run` scores retrieval against questions; "
+            f"{corpus_name}: no questions, and `situate run` scores retrieval against questions; "
             "check the dataset's questions (and max_questions, max_documents)"
         )
     return SituateError(
