@@ -93,12 +93,19 @@ def test_next_steps_name_the_outputs_the_mlflow_ui_and_the_report(tmp_path: Path
                 "experiment": "quickstart",
             },
             "hydra": {"runtime": {"choices": {"experiment": "quickstart"}}},
+            "output_dir": str(tmp_path),
         }
     )
     steps = dict(next_steps(config, tmp_path / "multirun" / "x"))
     assert steps["outputs"].startswith(f"{tmp_path}/multirun/x ")
     assert steps["MLflow"] == f"mlflow ui --backend-store-uri sqlite:///{tmp_path}/mlflow.db"
-    assert steps["report"].startswith("situate report experiment=quickstart:")
+    # the report finds the study in that output_dir only when told so
+    assert steps["report"].startswith(
+        f"situate report experiment=quickstart output_dir={tmp_path}:"
+    )
+    config.study, config.output_dir = "mine", "outputs"
+    steps = dict(next_steps(config, tmp_path / "multirun" / "x"))
+    assert steps["report"].startswith("situate report experiment=quickstart study=mine:")
 
 
 def test_the_default_store_is_opened_with_make_mlflow_ui(tmp_path: Path, monkeypatch) -> None:
@@ -115,6 +122,7 @@ def test_the_default_store_is_opened_with_make_mlflow_ui(tmp_path: Path, monkeyp
                 "experiment": "cookbook_replication",
             },
             "hydra": {"runtime": {"choices": {"experiment": "cookbook_replication"}}},
+            "output_dir": "outputs",
         }
     )
     steps = dict(next_steps(config, Path("outputs/multirun/x")))

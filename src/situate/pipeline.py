@@ -191,13 +191,15 @@ class Pipeline:
         self.build_indexes(chunks, contexts, set(self.fusion.needs), timings)
         self._index_tokens = self.embedder.billed().tokens
         queries = [q.text for q in corpus.questions]
+        sample = self.evaluator.latency_sample  # answered one at a time; the rest in batches
+        batched = queries[sample:]
         t = time.perf_counter()
         with (
-            progress_bar(f"embedding {len(queries)} questions in batches") as embedded,
+            progress_bar(embedding_label(batched, "questions in batches")) as embedded,
             progress_bar(queries_label(len(queries))) as advance,
         ):
             ranked, latency = self.searcher(chunks, contexts).search_all(
-                queries, advance, self.evaluator.latency_sample, embedded
+                queries, advance, sample, embedded
             )
         costs = self.costs()
         timings["query_seconds"] = time.perf_counter() - t  # the whole query phase
@@ -274,7 +276,7 @@ class Pipeline:
                 self.dense.load(folder)
                 log.info("dense index: cached (%s)", folder.name[:12])
                 return folder
-            with progress_bar(chunks_label(texts)) as advance:
+            with progress_bar(embedding_label(texts)) as advance:
                 vectors = self.execution.embed(self.embeddings, texts, "document", advance)
             self.dense.build(np.asarray(vectors, dtype=np.float32))
             with self.cache.writing("dense", folder.name) as tmp:
@@ -316,11 +318,12 @@ def no_questions(path: Path | None, corpus_name: str = "") -> SituateError:
     )
 
 
-def chunks_label(texts: list[str]) -> str:
-    """``embedding 737 chunks (723 distinct texts)``: the bar counts distinct texts."""
+def embedding_label(texts: list[str], what: str = "chunks") -> str:
+    """``embedding 737 chunks (723 distinct texts)``: the bar counts distinct texts (one vector
+    each), so the label says how many there are when some repeat."""
     distinct = len(set(texts))
     shown = f" ({distinct} distinct texts)" if distinct != len(texts) else ""
-    return f"embedding {len(texts)} chunks{shown}"
+    return f"embedding {len(texts)} {what}{shown}"
 
 
 def queries_label(n: int) -> str:
