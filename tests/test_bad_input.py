@@ -357,6 +357,18 @@ SETUP_CASES = [
         rf"\({p('squad_empty_context.json')} is a file, not a folder\); set "
         r"hydra\.sweep\.dir=<a writable folder>",
     ),
+    (  # /proc: os.access lets root write there, yet no folder can be made
+        "output_dir_root_cannot_write",
+        ["output_dir=/proc/situate-out"],
+        r"error: output_dir=/proc/situate-out: cannot write there \(cannot create a folder in "
+        r"/proc: No such file or directory\); set output_dir=<a writable folder>",
+    ),
+    (
+        "cache_dir_root_cannot_write",
+        ["cache_dir=/proc/situate-cache"],
+        r"error: cache_dir=/proc/situate-cache: cannot write there \(cannot create a folder in "
+        r"/proc: No such file or directory\); set cache_dir=<a writable folder>",
+    ),
     (
         "added_existing_key",
         ["+fusion.k=3"],
@@ -378,6 +390,17 @@ SETUP_CASES = [
 def test_bad_setup(tmp_path, case, args, pattern):
     assert_error(run(tmp_path, *args), pattern)
     assert not (tmp_path / "out").exists()  # refused before any run folder or sweep started
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("verb", [["index"], ["chunks"], ["search", "port"]])
+def test_the_other_verbs_refuse_an_unwritable_output_dir(verb):
+    """They parse (parse cache), build or open indexes under output_dir: one line, not a trace."""
+    assert_error(
+        run_cli(*verb, "output_dir=/proc/situate-out"),
+        r"error: output_dir=/proc/situate-out: cannot write there \(cannot create a folder in "
+        r"/proc: No such file or directory\); set output_dir=<a writable folder>",
+    )
 
 
 @pytest.mark.slow
@@ -479,6 +502,22 @@ def test_a_dead_tracking_server_stops_the_run_before_it_starts(tmp_path, source)
     )
     assert "hunter2" not in proc.stdout + proc.stderr  # the password never reaches a log
     assert not (tmp_path / "out").exists()  # no sweep folder, no job, no MLflow retries
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("verb", [["report"], ["judge", "--sample-only"]])
+def test_the_verbs_that_read_a_study_probe_the_tracking_server_too(tmp_path, verb):
+    """`situate report` and `situate judge` read the study from MLflow: a dead server is the same
+    one line (without the probe MLflow's retries, cut short here, end in a traceback)."""
+    uri = f"http://127.0.0.1:{free_port()}"
+    env = {"MLFLOW_TRACKING_URI": uri, "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0"}
+    proc = run_cli(*verb, f"output_dir={tmp_path / 'out'}", "experiment=quickstart", env=env)
+    assert_error(
+        proc,
+        rf"error: MLFLOW_TRACKING_URI={re.escape(uri)}: no MLflow tracking server answers "
+        r"\(.*Connection refused\); start it \(mlflow server\), fix MLFLOW_TRACKING_URI, or run "
+        r"with tracking=none \(tracking\.probe_seconds=0 skips this check\)",
+    )
 
 
 @pytest.mark.slow

@@ -257,3 +257,21 @@ def test_calls_unanswered_at_a_stop_are_logged_apart_from_the_priced_ones(tmp_pa
     # an ordinary run logs no such metric
     p.context = PaidTitleContext([])
     assert "run_llm_calls_unanswered" not in p.spent()
+
+
+def test_a_folder_without_questions_stops_before_a_document_is_parsed(tmp_path: Path) -> None:
+    """No qa.json: the run names the file it expected before parsing a folder (minutes of PDFs)."""
+    from situate.datasets.folder import FolderLoader
+    from situate.errors import SituateError
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nSome text about glaciers.\n")
+    parse_cache = tmp_path / "parsed.sqlite"
+    run = pipeline(tmp_path / "cache", HandSetEmbedder(), HandSetSparse())
+    run.dataset = FolderLoader(str(folder), cache=str(parse_cache))
+    with pytest.raises(SituateError, match=rf"^{folder / 'qa.json'}: no questions file, and "):
+        run.run()
+    assert not parse_cache.exists()  # the parse cache opens on the first file parsed
+    run.dataset.load()  # without questions required (situate index, search, chunks): it parses
+    assert parse_cache.exists()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import numpy as np
 
 from situate.embedding.base import CachedEmbeddings
-from situate.pipeline import batched_label, chunks_label, queries_label
+from situate.pipeline import batched_label, embedding_label, queries_label
 from situate.progress import progress_bar
 from situate.store import BlobStore
 
@@ -26,7 +27,7 @@ class LengthEmbedder:
 
 def test_chunk_label_and_bar_total_count_the_same_texts(tmp_path: Path) -> None:
     texts = ["a", "bb", "a", "ccc", "bb"]  # 5 chunks, 3 distinct texts
-    label = chunks_label(texts)
+    label = embedding_label(texts)
     assert label == "embedding 5 chunks (3 distinct texts)"
     told: list[tuple[int, int]] = []
     embeddings = CachedEmbeddings(
@@ -37,12 +38,12 @@ def test_chunk_label_and_bar_total_count_the_same_texts(tmp_path: Path) -> None:
 
 
 def test_chunk_label_without_duplicates_says_only_the_count() -> None:
-    assert chunks_label(["a", "b"]) == "embedding 2 chunks"
+    assert embedding_label(["a", "b"]) == "embedding 2 chunks"
 
 
 def test_the_cookbook_bar_reads_723_of_723_distinct_on_80_columns(capsys) -> None:
     texts = [f"chunk {i % 723}" for i in range(737)]  # the cookbook: 737 chunks, 723 texts
-    with progress_bar(chunks_label(texts)) as advance:
+    with progress_bar(embedding_label(texts)) as advance:
         advance(0, 723)
         advance(723, 723)
     err = capsys.readouterr().err  # rich's default width off a terminal: 80 columns
@@ -88,3 +89,36 @@ def test_the_query_loop_reports_each_question(tmp_path: Path) -> None:
     ranked, latency = searcher.search_all(["x", "yy"], lambda n, total: told.append((n, total)))
     assert told == [(1, 2), (1, 2)]
     assert len(latency.total) == 2
+
+
+def test_the_batched_questions_bar_counts_what_it_embeds(tmp_path: Path, monkeypatch) -> None:
+    """A run answers eval.latency_sample questions one at a time and embeds the rest in batches:
+    that bar's label names the rest and their distinct texts, the count its total reaches."""
+    import situate.pipeline
+    from situate.records import Question
+    from test_pipeline import FakeDataset, HandSetEmbedder, HandSetSparse, pipeline
+
+    class FiveQuestions(FakeDataset):  # q1, q2, then q1's text again and q2's twice
+        def load(self):
+            corpus = super().load()
+            q1, q2 = corpus.questions
+            corpus.questions.extend(
+                Question(f"q{n}", q.text, q.gold) for n, q in ((3, q1), (4, q2), (5, q2))
+            )
+            return corpus
+
+    told: dict[str, list[tuple[int, int | None]]] = {}
+
+    @contextlib.contextmanager
+    def recording_bar(description: str):
+        calls = told.setdefault(description, [])
+        yield lambda n, total=None: calls.append((n, total))
+
+    monkeypatch.setattr(situate.pipeline, "progress_bar", recording_bar)
+    run = pipeline(tmp_path, HandSetEmbedder(), HandSetSparse())
+    run.dataset = FiveQuestions()
+    run.evaluator.latency_sample = 2  # q1 and q2 one at a time; q3, q4, q5 (2 texts) in batches
+    run.run()
+    # the timed queries embedded both texts already: the bar's 2 of 2 come from the cache
+    assert told["embedding 3 questions in batches (2 distinct texts)"] == [(2, 2)]
+    assert told["embedding + searching 5 questions"] == [(1, 5)] * 5

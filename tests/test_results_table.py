@@ -95,6 +95,7 @@ def test_next_steps_name_the_outputs_the_mlflow_ui_and_the_report(tmp_path: Path
                 "experiment": "quickstart",
             },
             "hydra": {"runtime": {"choices": {"experiment": "quickstart"}}},
+            "output_dir": str(tmp_path),
         }
     )
     steps = dict(next_steps(config, tmp_path / "multirun" / "x", "4"))
@@ -104,7 +105,14 @@ def test_next_steps_name_the_outputs_the_mlflow_ui_and_the_report(tmp_path: Path
         f"mlflow ui --backend-store-uri sqlite:///{tmp_path}/mlflow.db, then open "
         "http://127.0.0.1:5000/#/experiments/4/runs?workflowType=machine_learning"
     )
-    assert steps["report"].startswith("situate report experiment=quickstart:")
+    # the report finds the study in that output_dir only when told so
+    assert steps["report"].startswith(
+        f"situate report experiment=quickstart output_dir={tmp_path}:"
+    )
+    config.study, config.output_dir = "mine", "outputs"
+    steps = dict(next_steps(config, tmp_path / "multirun" / "x"))
+    assert steps["report"].startswith("situate report experiment=quickstart study=mine:")
+    config.study, config.output_dir = None, str(tmp_path)
     server = {"tracking_uri": "https://me:hunter2@mlflow.example.org/", "db_path": "x.db"}
     config.tracking = {**config.tracking, **server}
     assert dict(next_steps(config, tmp_path, "4"))["MLflow"] == (
@@ -143,6 +151,7 @@ def test_the_default_store_is_opened_with_make_mlflow_ui(tmp_path: Path, monkeyp
                 "experiment": "cookbook_replication",
             },
             "hydra": {"runtime": {"choices": {"experiment": "cookbook_replication"}}},
+            "output_dir": "outputs",
         }
     )
     steps = dict(next_steps(config, Path("outputs/multirun/x"), "2"))

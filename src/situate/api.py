@@ -114,7 +114,9 @@ def run(overrides: Sequence[str] = ()) -> Result:
     if task.get("tracking") is not None:
         from hydra.utils import instantiate
 
-        instantiate(task.tracking).prepare()
+        tracker = instantiate(task.tracking)
+        tracker.check()  # a dead tracking server: one line in seconds, as `situate run` says
+        tracker.prepare()
     try:
         run_job(task)
     except SituateExit as e:

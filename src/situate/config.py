@@ -41,15 +41,17 @@ def _sweep_values(value: str) -> list[str]:
 
 def compose(overrides: list[str], with_hydra: bool = False):
     """The composed config for ``overrides`` (no run folder, no logging setup), every mandatory
-    value set; ``with_hydra`` keeps Hydra's own node (run folder, choices)."""
+    value set and every ``group.name=value`` of the type its stage takes; ``with_hydra`` keeps
+    Hydra's own node (run folder, choices)."""
     check_overrides(overrides)
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
+    from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
     from omegaconf import open_dict, read_write
     from omegaconf.errors import OmegaConfBaseException
 
-    from situate.config_checks import check_mandatory_values
+    from situate.config_checks import check_mandatory_values, check_value_types
 
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -57,6 +59,7 @@ def compose(overrides: list[str], with_hydra: bool = False):
     except (HydraException, OmegaConfBaseException) as e:
         raise config_error(e) from e
     check_mandatory_values(cfg, cfg.hydra.runtime.choices)
+    check_value_types(cfg, OverridesParser.create().parse_overrides(overrides))
     if not with_hydra:
         with read_write(cfg), open_dict(cfg):
             del cfg["hydra"]

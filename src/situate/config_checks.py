@@ -2,13 +2,15 @@
 
 - every ``group.name=value`` override has the type its stage's parameter is annotated with;
 - no mandatory value (``???`` in a YAML file) is left unset;
-- the folders a run writes (``output_dir``, Hydra's run or sweep folder) can be written.
+- the folders a run writes (``output_dir``, ``cache_dir``, Hydra's run or sweep folder) can be
+  written.
 """
 
 from __future__ import annotations
 
 import inspect
 import os
+import tempfile
 import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
@@ -82,17 +84,27 @@ def check_mandatory_values(cfg: DictConfig, choices: Mapping[str, Any]) -> None:
         raise SituateError(f"{key} is not set{where}; add {key}=<value> to the command")
 
 
+def check_output_folders(cfg: DictConfig) -> None:
+    """``output_dir`` and ``cache_dir``, which every verb that parses, indexes or runs writes."""
+    check_writable("output_dir", cfg.output_dir)
+    check_writable("cache_dir", cfg.cache_dir)
+
+
 def check_writable(key: str, folder: str | Path) -> None:
-    """Refuse a folder that cannot be created or written (e.g. under a file, or read-only)."""
+    """Refuse a folder that cannot be created or written (e.g. under a file, read-only, or under
+    ``/proc``, which even root cannot write): a scratch folder is made and removed in the nearest
+    existing folder, since permission bits say nothing of root, mounts or pseudo-filesystems."""
     p = Path(folder).expanduser().absolute()
     while not p.exists() and p != p.parent:
         p = p.parent
     if not p.is_dir():
         reason = f"{p} is a file, not a folder"
-    elif not os.access(p, os.W_OK | os.X_OK):
-        reason = f"{p} is not writable"
     else:
-        return
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".situate-writable-", dir=p))
+            return
+        except OSError as e:
+            reason = f"cannot create a folder in {p}: {e.strerror or e}"
     raise SituateError(
         f"{key}={folder}: cannot write there ({reason}); set {key}=<a writable folder>"
     )

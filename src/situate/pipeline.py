@@ -124,9 +124,13 @@ class Pipeline:
         """Load, chunk and contextualize; fail on unreachable gold (and, with
         ``require_questions``, on a corpus without questions) before paying for anything."""
         t = time.perf_counter()
+        expected = self.dataset.questions_to_write()
+        # before a document is parsed (a missing folder is the loader's to name)
+        if require_questions and expected and expected.parent.is_dir() and not expected.is_file():
+            raise no_questions(expected)
         corpus = self.dataset.load()
         if require_questions and not corpus.questions:
-            raise no_questions(self.dataset, corpus)
+            raise no_questions(expected, corpus.name)
         chunks = self.chunker.chunk(corpus)
         self.loaded = corpus, chunks
         self.evaluator.relevant_rows(corpus, chunks)
@@ -285,7 +289,7 @@ class Pipeline:
                 self.dense.load(folder)
                 log.info("dense index: cached (%s)", folder.name[:12])
                 return folder
-            with progress_bar(chunks_label(texts)) as advance:
+            with progress_bar(embedding_label(texts)) as advance:
                 vectors = self.execution.embed(self.embeddings, texts, "document", advance)
             self.dense.build(np.asarray(vectors, dtype=np.float32))
             with self.cache.writing("dense", folder.name) as tmp:
@@ -306,9 +310,9 @@ class Pipeline:
         return folder
 
 
-def no_questions(dataset: DatasetLoader, corpus: Corpus) -> SituateError:
-    """A run scores retrieval against questions: without any, say where they were expected."""
-    path = dataset.questions_to_write()
+def no_questions(path: Path | None, corpus_name: str = "") -> SituateError:
+    """A run scores retrieval against questions: without any, say where they were expected (the
+    file ``path`` the user writes them in; else the data set ``corpus_name``)."""
     if path is not None:
         what = (
             f"{path}: {'no questions in it' if path.is_file() else 'no questions file'}, and "
@@ -318,7 +322,7 @@ def no_questions(dataset: DatasetLoader, corpus: Corpus) -> SituateError:
         )
     else:
         what = (
-            f"{corpus.name}: no questions, and `situate run` scores retrieval against questions; "
+            f"{corpus_name}: no questions, and `situate run` scores retrieval against questions; "
             "check the dataset's questions (and max_questions, max_documents)"
         )
     return SituateError(
@@ -327,8 +331,9 @@ def no_questions(dataset: DatasetLoader, corpus: Corpus) -> SituateError:
     )
 
 
-def chunks_label(texts: list[str], what: str = "chunks") -> str:
-    """``embedding 737 chunks (723 distinct texts)``: the bar counts distinct texts."""
+def embedding_label(texts: list[str], what: str = "chunks") -> str:
+    """``embedding 737 chunks (723 distinct texts)``: the bar counts distinct texts (one vector
+    each), so the label says how many there are when some repeat."""
     distinct = len(set(texts))
     shown = f" ({distinct} distinct texts)" if distinct != len(texts) else ""
     return f"embedding {len(texts)} {what}{shown}"
@@ -340,9 +345,9 @@ def timed_alone(n: int, sample: int | None) -> int:
 
 
 def batched_label(queries: list[str], sample: int | None) -> str:
-    """``embedding 950 questions in batches (960 distinct texts)``: the queries after the timed
+    """``embedding 950 questions in batches (940 distinct texts)``: the queries after the timed
     ones, counted as their bar counts them (distinct texts)."""
-    return chunks_label(queries[timed_alone(len(queries), sample) :], "questions in batches")
+    return embedding_label(queries[timed_alone(len(queries), sample) :], "questions in batches")
 
 
 def queries_label(n: int) -> str:

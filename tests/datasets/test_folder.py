@@ -369,3 +369,14 @@ def test_qa_json_written_as_json_lines(root: Path) -> None:
         'reads one JSON list of questions ([{"q": ..., "gold": [...]}, ...]); put the records in '
         "one list, separated by commas, or write one question per line in a .txt file"
     )
+
+
+def test_qa_records_in_a_jsonl_file(root: Path, tmp_path: Path) -> None:
+    """A .jsonl questions file is a generated set: qa.json records there name the format wanted."""
+    qa = tmp_path / "questions.jsonl"
+    qa.write_text('{"q": "How to install?", "gold": ["guide.md#0"]}\n', encoding="utf-8")
+    assert load_error(root, qa=str(qa)) == (
+        f'{qa}:1: a qa.json record ({{"q": ..., "gold": [...]}}), but a .jsonl questions file is '
+        "read as `situate questions generate` writes it; put the records in one JSON list in a "
+        '.json file (README, "Your own documents")'
+    )

@@ -64,10 +64,11 @@ def test_estimate_then_judge_costs_the_same_and_a_rerun_pays_nothing(study: Path
     assert est.returncode == 0, est.stderr[-3000:]
     pairs = int(re.search(r"(\d+) to judge", est.stdout).group(1))
     estimated = re.search(r"= \$(\d+\.\d+)\n", est.stdout).group(1)
+    assert len(estimated.replace(".", "").lstrip("0")) == 4  # 4 significant digits, as all USD
     assert pairs > 0 and "exact" in est.stdout
     # the judge's model (Haiku 4.5 here), then Haiku 5.5, each at its own rates
     blocks = est.stdout.split("judging study cookbook_replication with ")[1:]
-    rates = {"claude-haiku-4-5": ("1", "5"), "claude-haiku-5-5": ("0.1", "0.5")}
+    rates = {"claude-haiku-4-5": ("1.00", "5.00"), "claude-haiku-5-5": ("0.10", "0.50")}
     assert [b.split()[0] for b in blocks] == list(rates)
     for block, (rate_in, rate_out) in zip(blocks, rates.values(), strict=True):
         n_in, r_in, n_out, r_out, usd = re.search(
@@ -76,7 +77,7 @@ def test_estimate_then_judge_costs_the_same_and_a_rerun_pays_nothing(study: Path
         assert (r_in, r_out) == (rate_in, rate_out)
         assert int(n_out.replace(",", "")) == pairs  # one output token a pair
         by_hand = int(n_in.replace(",", "")) * float(r_in) + pairs * float(r_out)
-        assert float(usd) == pytest.approx(by_hand / 1e6, abs=1e-6)
+        assert float(usd) == pytest.approx(by_hand / 1e6, rel=5e-4)  # 4 significant digits
 
     proc = judge(study, emulator)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -101,7 +102,7 @@ def test_estimate_then_judge_costs_the_same_and_a_rerun_pays_nothing(study: Path
 
     again = judge(study, emulator)
     assert again.returncode == 0, again.stderr[-3000:]
-    assert f"judge: 0 pairs judged, {pairs} from the store, billed $0.000000" in again.stdout
+    assert f"judge: 0 pairs judged, {pairs} from the store, billed $0" in again.stdout
 
 
 def test_hand_edited_judgments_are_read_back(study: Path, emulator, tmp_path: Path):
@@ -150,5 +151,5 @@ def test_the_local_model_judges_the_study_offline(study: Path, tmp_path: Path):
     md = (tmp_path / "judged.md").read_text()
     assert "Judge: SmolLM2-135M-Instruct, prompt" in md and "Cohen's kappa" in md
     assert re.search(
-        r"judge: \d+ pairs judged, \d+ from the store, billed \$0\.000000", proc.stdout
+        r"judge: \d+ pairs judged, \d+ from the store, billed \$0(?![.\d])", proc.stdout
     )

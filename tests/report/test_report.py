@@ -12,6 +12,7 @@ import json
 import re
 from html import unescape
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -233,6 +234,12 @@ def test_the_html_is_self_contained_and_the_markdown_has_the_tables(compared, tm
     )
     assert "| context=llm, prompt=default | Pass@10 | 56.2 | 75.0 | +18.8 |" in md
     assert "input tokens (uncached)" in md and "$0.1200" in md
+    # each chart is also a file of its own, to paste into documents: an SVG document as it stands
+    charts = sorted((tmp_path / "out").glob("*_chart.svg"))
+    assert [c.name for c in charts] == ["cost_chart.svg", "failure_chart.svg", "prompt_chart.svg"]
+    for chart in charts:
+        root = ElementTree.parse(chart).getroot()  # inline SVG lacks the namespaces: not XML
+        assert root.tag == "{http://www.w3.org/2000/svg}svg"
 
 
 def judged_of(compared, labels: list[str]) -> JudgedStudy:

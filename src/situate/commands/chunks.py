@@ -23,9 +23,11 @@ def main(args: list[str]) -> int:
     from hydra.utils import instantiate
     from rich.table import Table
 
+    from situate.config_checks import check_output_folders
     from situate.console import console
 
     cfg = compose(ns.overrides)
+    check_output_folders(cfg)
     corpus = instantiate(cfg.dataset).load()
     chunks = instantiate(cfg.chunker).chunk(corpus)
     shown = chunks[: ns.limit] if ns.limit else chunks

@@ -8,8 +8,10 @@ from situate.config import compose
 def main(args: list[str]) -> int:
     from situate import saved_index
     from situate.app import build_pipeline
+    from situate.config_checks import check_output_folders
 
     cfg = compose(args)
+    check_output_folders(cfg)
     folder, timings = saved_index.build(cfg, build_pipeline(cfg))
     spent = ", ".join(f"{k} {v:.1f}s" for k, v in timings.items())
     print(f"index: {folder} ({spent})")

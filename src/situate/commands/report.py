@@ -76,7 +76,7 @@ def study_of(cfg, all_runs: bool = False):
 
 
 def tracking_uri(cfg, study: str) -> str:
-    """The MLflow store of the config's tracker (``tracking=mlflow``)."""
+    """The MLflow store of the config's tracker (``tracking=mlflow``), checked to answer."""
     if cfg.get("tracking") is None:
         raise SituateError(f"study {study}: tracking is off; reports read MLflow (tracking=mlflow)")
     from hydra.utils import instantiate
@@ -84,6 +84,7 @@ def tracking_uri(cfg, study: str) -> str:
     from situate.tracking.base import Tracker
 
     tracker: Tracker = instantiate(cfg.tracking)
+    tracker.check()  # a dead tracking server: one line in seconds, not MLflow's minutes of retries
     uri = tracker.uri
     if not uri:
         raise SituateError(

@@ -59,10 +59,10 @@ def precheck(args: list[str]) -> None:
             check_parameter(cfg, o.key_or_group, o.input_line)
     from hydra.types import RunMode
 
-    from situate.config_checks import check_value_types, check_writable
+    from situate.config_checks import check_output_folders, check_value_types, check_writable
 
     check_value_types(cfg, parsed)
-    check_writable("output_dir", cfg.output_dir)
+    check_output_folders(cfg)
     multirun = len(overrides) < len(args) or cfg.hydra.mode == RunMode.MULTIRUN
     if multirun:
         check_writable("hydra.sweep.dir", cfg.hydra.sweep.dir)

@@ -22,8 +22,10 @@ def main(args: list[str]) -> int:
         raise SituateError(f"search: -k {ns.k} must be a positive integer")
     from situate import saved_index
     from situate.app import build_pipeline
+    from situate.config_checks import check_output_folders
 
     cfg = compose(ns.overrides)
+    check_output_folders(cfg)
     index = saved_index.load(cfg, build_pipeline(cfg), ns.overrides)
     hits, seconds = index.search(ns.query, ns.k)
     if ns.json:

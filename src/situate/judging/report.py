@@ -14,6 +14,7 @@ from situate.evaluation.trec import write_qrels
 from situate.judging.agreement import Agreement, agreement
 from situate.judging.prompt import render
 from situate.judging.summary import JudgedRun, JudgedStudy, agreement_line
+from situate.pricing import usd
 from situate.records import Usage
 
 GOLD = ("pass", "recall", "precision")
@@ -132,7 +133,7 @@ def print_agreement(j, grades, run) -> None:
     )
     out.print(
         f"judge: {len(run.calls)} pairs judged, {run.from_store} from the store, billed "
-        f"${run.cost_usd:.6f}",
+        f"{usd(run.cost_usd)}",
         highlight=False,
     )
 
@@ -188,7 +189,7 @@ def _markdown(j, sc, metrics, agree: Agreement | None, run, n_by_hand: int) -> s
         f"{judge.depth} of {len(j.arms)} arm(s) per question over {len(j.pool.questions)} "
         f"questions: {len(j.pool.pairs)} distinct (question, chunk) pairs, plus "
         f"{len(j.pool.all_pairs()) - len(j.pool.pairs)} agreement-sample pairs outside the pool.",
-        f"This run: {len(run.calls)} pairs judged (${run.cost_usd:.6f} billed, "
+        f"This run: {len(run.calls)} pairs judged ({usd(run.cost_usd)} billed, "
         f"{sum(r.usage.input_uncached + r.usage.cache_write + r.usage.cache_read for r in run.calls)} "
         f"input and {sum(r.usage.output for r in run.calls)} output tokens), {run.from_store} from "
         f"the store, {n_by_hand} graded by hand. Relevant = grade >= {judge.relevant_from}.",
@@ -287,7 +288,7 @@ def _print(j, sc, agree, run, md: Path) -> None:
         out.print(_agreement_line(j, agree), highlight=False)
     out.print(
         f"judge: {len(run.calls)} pairs judged, {run.from_store} from the store, "
-        f"billed ${run.cost_usd:.6f}",
+        f"billed {usd(run.cost_usd)}",
         highlight=False,
     )
     out.print(f"report: {md.resolve()}", highlight=False)
@@ -297,6 +298,7 @@ def estimate_lines(j, counter: str = "auto") -> list[str]:
     """Pairs, tokens and USD of judging ``j``'s pool, with the arithmetic; spends nothing."""
     from fractions import Fraction
 
+    from situate.estimate import rate_text
     from situate.pricing import exact
     from situate.tokens import token_counter
 
@@ -328,13 +330,13 @@ def estimate_lines(j, counter: str = "auto") -> list[str]:
         f"  input tokens: {n_in:,} ({how})",
         f"  output tokens: {len(todo)} pairs x judge.max_tokens {judge.max_tokens} = {n_out:,} "
         "(a ceiling: the answer is one digit)",
-        f"  USD: {n_in:,} x ${float(rate_in):g}/Mtok + {n_out:,} x ${float(rate_out):g}/Mtok = "
-        f"${float(standard):.6f}"
+        f"  USD: {n_in:,} x {rate_text(rate_in)}/Mtok + {n_out:,} x {rate_text(rate_out)}/Mtok = "
+        f"{usd(standard)}"
         + (
             ""
             if price.long_prompt is None
             else " (long-prompt tier applied per call where reached)"
         ),
-        f"  with the batch API (judge.batch=true): ${float(batched):.6f}",
+        f"  with the batch API (judge.batch=true): {usd(batched)}",
         f"  judge.budget_usd={judge.budget_usd}; no call is made by this estimate",
     ]

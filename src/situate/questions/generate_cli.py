@@ -156,6 +156,7 @@ def print_summary(result, questions, path, dropped, corpus_name, target, generat
     from rich.table import Table
 
     from situate.console import console
+    from situate.pricing import usd
     from situate.questions.generate import summary
 
     rows = summary(result.questions)
@@ -168,14 +169,14 @@ def print_summary(result, questions, path, dropped, corpus_name, target, generat
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(row["rejected"].items())) or "-"
         table.add_row(
             strategy, str(row["candidates"]), str(row["kept"]), reasons,
-            f"${row['cost_usd']:.6f}", str(row["from_store"]),
+            usd(row["cost_usd"]), str(row["from_store"]),
         )  # fmt: skip
     out = console()
     out.print(table)
     paid = sum(r["cost_usd"] for r in rows.values())
     kept = sum(r["kept"] for r in rows.values())
     lines = [
-        f"questions: {len(result.questions)} candidates, {kept} kept, billed ${paid:.6f} "
+        f"questions: {len(result.questions)} candidates, {kept} kept, billed {usd(paid)} "
         f"this run; written to {path}"
     ]
     if result.requested < target:

@@ -120,6 +120,12 @@ class GeneratedQuestion:
     @classmethod
     def from_json(cls, record: Mapping[str, Any], where: str = "") -> GeneratedQuestion:
         """A record of ``questions.jsonl``; ``where`` (file and line) names it in errors."""
+        if isinstance(record, Mapping) and "q" in record and "passage" not in record:
+            raise SituateError(
+                f'{where}: a qa.json record ({{"q": ..., "gold": [...]}}), but a .jsonl '
+                "questions file is read as `situate questions generate` writes it; put the "
+                'records in one JSON list in a .json file (README, "Your own documents")'
+            )
         try:
             fields = dict(record)
             fields["gold"] = tuple(

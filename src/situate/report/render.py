@@ -76,7 +76,7 @@ def write_report(
     md.write_text(render_markdown(sc, ctx), encoding="utf-8")
     for name, svg in ctx["charts"].items():  # each chart on its own, to paste into documents
         if svg:
-            (out / f"{name}_chart.svg").write_text(svg, encoding="utf-8")
+            (out / f"{name}_chart.svg").write_text(standalone_svg(svg), encoding="utf-8")
     return html, md
 
 
@@ -390,6 +390,15 @@ def _plt():
 
 
 _CHART = 0
+
+
+def standalone_svg(inline: str) -> str:
+    """An inline chart as an SVG file of its own: the namespaces HTML does without, back."""
+    return inline.replace(
+        "<svg ",
+        '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" ',
+        1,
+    )
 
 
 def _svg(fig) -> str:

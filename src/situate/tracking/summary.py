@@ -107,7 +107,8 @@ def _prepare_tracking(config: DictConfig) -> Tracker | None:
 
 
 MAKE_REPORT = "cookbook_replication"  # the experiment `make report` reports
-DEFAULT_DB = Path("outputs/mlflow.db")  # the store `make mlflow-ui` opens
+DEFAULT_OUTPUT_DIR = "outputs"  # conf/config.yaml's output_dir
+DEFAULT_DB = Path(DEFAULT_OUTPUT_DIR, "mlflow.db")  # the store `make mlflow-ui` opens
 LOCAL_UI = "http://127.0.0.1:5000"  # where `mlflow ui` and `make mlflow-ui` serve
 
 
@@ -139,8 +140,17 @@ def next_steps(
         )
     experiment = OmegaConf.select(config, "hydra.runtime.choices.experiment")
     if experiment and config.get("baseline") is not None:
-        command = f"situate report experiment={experiment}"
-        if experiment == MAKE_REPORT:
+        # what finds the study again: a study or output_dir other than the preset's
+        where = [
+            f"{key}={value}"
+            for key, value, usual in (
+                ("study", config.get("study"), experiment),
+                ("output_dir", config.get("output_dir"), DEFAULT_OUTPUT_DIR),
+            )
+            if value is not None and str(value) != usual
+        ]
+        command = " ".join(["situate report", f"experiment={experiment}", *where])
+        if experiment == MAKE_REPORT and not where:
             command = f"make report (= {command})"
         steps.append(("report", f"{command}: HTML + Markdown vs the baseline"))
     return steps
