@@ -202,7 +202,9 @@ def test_contexts_show_says_what_to_run_when_nothing_is_stored(cookbook_dir: Pat
         f"output_dir={tmp_path}", env={"ANTHROPIC_API_KEY": "", "COLUMNS": "300"},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert "(not stored yet)" in proc.stdout
+    # no table of empty rows: one line saying what to run
+    assert "(not stored yet)" not in proc.stdout and "┃ chunk" not in proc.stdout
+    assert "no context of these 2 chunks is stored yet for this prompt and model" in proc.stdout
     assert "`situate run context=llm prompt=code dataset.max_documents=1 " in proc.stdout
     replayed = run_cli("contexts", "show", "--limit", "1", env={"COLUMNS": "300"})
     assert replayed.returncode == 0, replayed.stderr

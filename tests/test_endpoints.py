@@ -295,4 +295,5 @@ def test_a_run_after_an_emulator_run_needs_the_real_apis(cookbook_dir, tmp_path)
             assert_one_line_error(proc, variable)
         shown = run_cli("contexts", "show", *common[:2], f"output_dir={tmp_path}", env=no_keys)
         assert shown.returncode == 0, shown.stderr
-        assert "(not stored yet)" in shown.stdout and "This chunk" not in shown.stdout
+        assert "is stored yet for this prompt and model" in shown.stdout
+        assert "This chunk" not in shown.stdout

@@ -67,6 +67,17 @@ def main(args: list[str]) -> int:
 
     from situate.console import console
 
+    out = console()
+    if rows and all(text is None for _, text, _, _ in rows):  # a table of empty rows says nothing
+        again = " ".join(ns.overrides)
+        out.print(
+            f"no context of these {len(rows)} chunks is stored yet for this prompt and model: "
+            f"`situate run {again}` writes them (`situate estimate {again}` prices that first); "
+            "`situate contexts show` alone shows Claude's recorded contexts (context=replay)",
+            highlight=False,
+            markup=False,
+        )
+        return 0
     table = Table(title=f"{corpus.name}: contexts of {len(rows)} chunks", show_lines=True)
     for col in ("chunk", "context", "uncached", "write", "read", "out"):
         table.add_column(
@@ -84,15 +95,5 @@ def main(args: list[str]) -> int:
             str(u.cache_read),
             str(u.output),
         )
-    out = console()
     out.print(table)
-    if rows and all(text is None for _, text, _, _ in rows):
-        again = " ".join(ns.overrides)
-        out.print(
-            f"no context of these chunks is stored yet for this prompt and model: "
-            f"`situate run {again}` writes them (`situate estimate {again}` prices that first); "
-            "`situate contexts show` alone shows Claude's recorded contexts (context=replay)",
-            highlight=False,
-            markup=False,
-        )
     return 0
