@@ -199,10 +199,18 @@ def test_a_run_fuses_hand_set_lists_and_scores_them_by_hand(tmp_path: Path) -> N
     assert q2.top_ids == ["harbours#0", "harbours#1", "bakery#1"] and q2.first_relevant_rank == 2
 
 
-def test_a_second_run_reads_every_vector_and_index_from_the_cache(tmp_path: Path) -> None:
+def test_a_second_run_reads_every_vector_and_index_from_the_cache(
+    tmp_path: Path, monkeypatch
+) -> None:
     first = pipeline(tmp_path, HandSetEmbedder(), HandSetSparse()).run()
     embedder, sparse = HandSetEmbedder(), HandSetSparse()
+
+    def no_counting(*args, **kwargs):
+        raise AssertionError("index_tokens counted again, not read from the cache")
+
+    monkeypatch.setattr("situate.pipeline.token_counter", no_counting)
     second = pipeline(tmp_path, embedder, sparse).run()
+    assert second.metrics["index_tokens"] == first.metrics["index_tokens"] > 0
     assert embedder.encoded == [] and second.metrics["texts_embedded"] == 0
     assert sparse.texts == TEXTS  # loaded from the sparse index's cache folder, not built again
     assert second.rankings.ids.tolist() == first.rankings.ids.tolist()
