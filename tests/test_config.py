@@ -84,6 +84,7 @@ def test_a_stage_missing_a_declared_member_breaches_its_contract():
     assert contract_breaches(HalfEmbedder(), Embedder) == [
         "attribute batch_size='32' is not <class 'int'>",
         "method encode() has no parameter kind",
+        "method window() missing",
         "method warm_up() missing",
     ]
 

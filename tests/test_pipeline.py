@@ -28,6 +28,7 @@ from situate.rankings import Rankings
 from situate.records import Chunk, Context, Corpus, Document, Question, Span, Usage
 from situate.reranking.none import NoReranker
 from situate.tokens import token_counter
+from situate.truncation import TokenWindow
 
 PARAGRAPHS = {
     "glaciers": ["Glaciers carve valleys.", "Moraines mark old ice."],
@@ -84,7 +85,7 @@ class TitleContext(RuleContext):
     name = "title"
 
     def __init__(self) -> None:
-        super().__init__(apply_to=("dense",))
+        super().__init__(placement="after", apply_to=("dense",))
 
     def contextualize(self, corpus: Corpus, chunks: list[Chunk]) -> list[Context]:
         return [Context(c.chunk_id, f"About {corpus.document(c.doc_id).title}.") for c in chunks]
@@ -101,7 +102,8 @@ class HandSetEmbedder(Unbilled):
     def warm_up(self) -> None:
         pass  # nothing to load
 
-    def __init__(self) -> None:
+    def __init__(self, tokens: int = 512) -> None:
+        self.tokens = tokens
         self.encoded: list[str] = []
         self.vectors = {("document", t): row for t, row in zip(CONTEXTUAL, np.eye(6), strict=True)}
         for query, weights in DENSE.items():
@@ -110,6 +112,12 @@ class HandSetEmbedder(Unbilled):
 
     def identity(self) -> dict:
         return {"embedder": self.name}
+
+    def window(self) -> TokenWindow:
+        """A word a token, two special tokens, ``self.tokens`` of them read."""
+        return TokenWindow(
+            self.tokens, "head", self.name, "words", lambda ts: [len(t.split()) + 2 for t in ts]
+        )
 
     def encode(self, texts: list[str], kind: str) -> np.ndarray:
         self.encoded.extend(texts)
@@ -155,6 +163,37 @@ def pipeline(cache_dir: Path, embedder: HandSetEmbedder, sparse: HandSetSparse) 
         evaluator=Evaluator(ks=(1, 2, 3)),
         cache_dir=cache_dir,
     )
+
+
+def test_a_window_that_cuts_a_context_is_counted_and_said(tmp_path: Path, caplog) -> None:
+    # word counts + 2 special tokens of the dense texts (chunk, then "About <Title>."):
+    #   3+2+2=7, 4+2+2=8 (Moraines mark old ice.), 7, 7, 7, 7. A window of 7 cuts one text by
+    #   one token, and its context sits at the end the window drops (placement=after).
+    result = pipeline(tmp_path, HandSetEmbedder(tokens=7), HandSetSparse()).run()
+    assert {k: v for k, v in result.metrics.items() if "truncated" in k} == {
+        "texts_truncated": 1.0,
+        "texts_truncated_share": 1 / 6,
+        "texts_truncated_tokens": 1.0,
+        "texts_truncated_tokens_max": 1.0,
+        "contexts_truncated": 1.0,
+        "contexts_truncated_share": 1 / 6,
+    }
+    cut = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert cut[0].startswith(
+        "dense index: hand-set's window of 7 tokens cut the context of 1 of 6 chunks (16.7%)"
+    )
+    assert "set context.placement=before" in cut[0]
+    assert cut[1].startswith("dense index: 1 of 6 texts (16.7%) are longer than hand-set's")
+    # the same texts and window: counted once, read back from the cache, said again
+    caplog.clear()
+    again = pipeline(tmp_path, HandSetEmbedder(tokens=7), HandSetSparse()).run()
+    assert again.truncation == result.truncation
+    assert len([r for r in caplog.records if r.levelname == "WARNING"]) == 2
+    # a window every text fits in: nothing cut, nothing said
+    caplog.clear()
+    wide = pipeline(tmp_path, HandSetEmbedder(tokens=8), HandSetSparse()).run()
+    assert wide.metrics["texts_truncated"] == 0 and wide.metrics["contexts_truncated"] == 0
+    assert not [r for r in caplog.records if "window" in r.getMessage()]
 
 
 def test_a_run_fuses_hand_set_lists_and_scores_them_by_hand(tmp_path: Path) -> None:

@@ -42,6 +42,7 @@ from situate.reranking.base import CachedReranker, Reranker
 from situate.sparse.base import SparseEngine
 from situate.store import DirectoryCache, SqliteStores, Stores, content_hash, texts_hash
 from situate.tokens import LOCAL_TOKENIZER, token_counter
+from situate.truncation import TokenWindow, Truncation, measure, warnings
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,8 @@ class RunResult:
     counts: dict[str, int] = field(default_factory=dict)
     flags: list[Flag] = field(default_factory=list)  # contexts naming things their document lacks
     costs: RunCosts | None = None
+    # what the embedder's and the reranker's windows cut, by index ("dense", "rerank")
+    truncation: dict[str, Truncation] = field(default_factory=dict)
 
     @property
     def metrics(self) -> dict[str, float]:
@@ -64,6 +67,11 @@ class RunResult:
             **self.evaluation.metrics,
             **self.timings,
             **{k: float(v) for k, v in self.counts.items()},
+            **{
+                k: v
+                for index, found in self.truncation.items()
+                for k, v in found.metrics("" if index == "dense" else f"{index}_").items()
+            },
         }
 
 
@@ -95,6 +103,7 @@ class Pipeline:
         self.price_book = price_book
         self._index_tokens: int | None = None  # embedder tokens billed once the indexes were built
         self.loaded: tuple[Corpus, list[Chunk]] | None = None  # once loaded and chunked
+        self.truncation: dict[str, Truncation] = {}  # what each index's window cut
         self.cache = DirectoryCache(Path(cache_dir) / "index")
         self.locks = Path(cache_dir) / "locks"
         stores = stores or SqliteStores()
@@ -162,6 +171,11 @@ class Pipeline:
             t = time.perf_counter()
             folders["dense"] = self._dense_index(self.context.texts(chunks, contexts, "dense"))
             timings["dense_index_seconds"] = time.perf_counter() - t
+            t = time.perf_counter()
+            self.truncation["dense"] = self.window_cut(
+                "dense", self.embedder.window(), chunks, contexts
+            )
+            timings["window_seconds"] = time.perf_counter() - t
         if "sparse" in needs:
             t = time.perf_counter()
             if self.sparse.separate_context and "sparse" in self.context.apply_to:
@@ -177,6 +191,36 @@ class Pipeline:
             "sparse_index_seconds", 0.0
         )
         return folders
+
+    def window_cut(
+        self,
+        index: str,
+        window: TokenWindow,
+        chunks: list[Chunk],
+        contexts: list[Context],
+        questions: list[str] = (),
+    ) -> Truncation:
+        """What ``window`` cuts of ``index``'s texts (and of the contexts joined into them),
+        each thing the user must know logged as a warning. Cached by the texts and the window,
+        so a sweep's jobs over one index count it once."""
+        texts = self.context.texts(chunks, contexts, index)
+        joined = [x.text for x in contexts] if index in self.context.apply_to else None
+        at = "head" if self.context.placement == "before" else "tail"
+        reserved = window.query_share(list(questions))
+        key = content_hash(
+            "truncation", window.identity(), reserved, texts_hash(texts),
+            joined and texts_hash(joined), at,
+        )  # fmt: skip
+        folder = self.cache.path("truncation", key)
+        if folder.is_dir():
+            found = Truncation.from_json((folder / "counts.json").read_text())
+        else:
+            found = measure(window, texts, joined, at if joined else None, reserved)
+            with self.cache.writing("truncation", key) as tmp:
+                (tmp / "counts.json").write_text(found.to_json())
+        for line in warnings(index, window, found):
+            log.warning("%s", line)
+        return found
 
     def index_tokens(self, chunks: list[Chunk], contexts: list[Context]) -> int:
         """Tokens of what the run indexed (local WordPiece count, as ``situate estimate``): the
@@ -226,6 +270,9 @@ class Pipeline:
         timings["query_p95_ms"] = float(np.percentile(latency.total, 95) * 1000)
 
         evaluation = self.evaluator.evaluate(corpus, chunks, ranked)
+        window = self.reranker.window() if self.reranker.pool else None
+        if window is not None:
+            self.truncation["rerank"] = self.window_cut("rerank", window, chunks, contexts, queries)
         counts = {
             "n_chunks": len(chunks),
             "n_documents": len(corpus.documents),
@@ -239,8 +286,9 @@ class Pipeline:
             timings["contexts_flagged_share"] = len(flags) / with_context
         timings.update(self.spent(corpus, costs))
         return RunResult(
-            corpus, chunks, contexts, ranked, evaluation, timings, counts, flags, costs
-        )
+            corpus, chunks, contexts, ranked, evaluation, timings, counts, flags, costs,
+            dict(self.truncation),
+        )  # fmt: skip
 
     def costs(self) -> RunCosts | None:
         """USD this run has paid so far, by stage, and what its configuration's contexts cost

@@ -33,14 +33,15 @@ def corpus(*documents: Document) -> Corpus:
 # ---------------------------------------------------------------- Placement
 
 
-def test_join_after_is_the_cookbook_format() -> None:
-    assert Placement().join("CHUNK", "CTX") == "CHUNK\n\nCTX"
+def test_join_before_is_the_default_and_after_the_cookbook_format() -> None:
+    assert Placement().join("CHUNK", "CTX") == "CTX\n\nCHUNK"
+    assert Placement(placement="after").join("CHUNK", "CTX") == "CHUNK\n\nCTX"
 
 
 def test_join_before_and_separator() -> None:
     assert Placement(placement="before").join("CHUNK", "CTX") == "CTX\n\nCHUNK"
     assert Placement(placement="before", separator=" | ").join("CHUNK", "CTX") == "CTX | CHUNK"
-    assert Placement(separator=" ").join("CHUNK", "CTX") == "CHUNK CTX"
+    assert Placement(placement="after", separator=" ").join("CHUNK", "CTX") == "CHUNK CTX"
 
 
 def test_empty_context_leaves_chunk_unchanged() -> None:
@@ -52,11 +53,11 @@ def test_texts_respects_apply_to() -> None:
     chunks = [chunk("d", 0, "one"), chunk("d", 1, "two")]
     contexts = [Context("d#0", "c0"), Context("d#1", "")]
     placement = Placement(apply_to=["dense"])
-    assert placement.texts(chunks, contexts, "dense") == ["one\n\nc0", "two"]
+    assert placement.texts(chunks, contexts, "dense") == ["c0\n\none", "two"]
     assert placement.texts(chunks, contexts, "sparse") == ["one", "two"]
     assert placement.texts(chunks, contexts, "rerank") == ["one", "two"]
     everywhere = Placement()
-    assert everywhere.texts(chunks, contexts, "sparse") == ["one\n\nc0", "two"]
+    assert everywhere.texts(chunks, contexts, "sparse") == ["c0\n\none", "two"]
 
 
 def test_texts_needs_one_context_per_chunk() -> None:
@@ -155,7 +156,7 @@ def test_replay_allow_missing_gives_empty_context(tmp_path: Path) -> None:
     contexts = replay.contextualize(CORPUS_AB, [chunk("a", 0), chunk("b", 7)])
     assert contexts == [Context("a#0", "about a, part 0"), Context("b#7", "")]
     assert replay.texts([chunk("a", 0, "A0"), chunk("b", 7, "B7")], contexts, "dense") == [
-        "A0\n\nabout a, part 0",
+        "about a, part 0\n\nA0",
         "B7",
     ]
 

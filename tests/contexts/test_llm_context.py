@@ -203,3 +203,26 @@ def test_batch_mode_sends_the_rest_of_a_document_as_one_batch(emu, key_env, tmp_
     batched = [r for _, r in ctx.calls if r.batch]
     assert len(batched) == 7
     assert usage_metrics("", ctx.calls)["cache_read_share_of_max"] == 1.0
+
+
+def test_contexts_stopped_by_the_output_limit_are_counted_and_said(emu, key_env, tmp_path, caplog):
+    corp, chunks = corpus()
+    whole = context(emu, tmp_path, concurrency=4)
+    whole.contextualize(corp, chunks)
+    assert whole.stats["contexts_cut_by_max_tokens"] == 0  # answers shorter than 60 tokens
+    assert not [r for r in caplog.records if "max_tokens" in r.getMessage()]
+    short = PromptVariant(
+        name="short", document_template=PROMPT.document_template,
+        chunk_template=PROMPT.chunk_template, max_tokens=4,
+    )  # fmt: skip
+    cut = LLMContext(short, provider(emu), str(tmp_path / "contexts.sqlite"), concurrency=4)
+    contexts = cut.contextualize(corp, chunks)
+    # the emulator stops every answer at 4 tokens (stop_reason max_tokens)
+    assert all(x.usage.output == 4 for x in contexts)
+    assert cut.stats["contexts_cut_by_max_tokens"] == 10
+    assert cut.stats["contexts_cut_by_max_tokens_share"] == 1.0
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert said == [
+        "context: 10 of 10 contexts stopped at prompt.max_tokens=4, cut mid-sentence; raise "
+        "prompt.max_tokens (their chunks are contextualized again)"
+    ]

@@ -135,7 +135,8 @@ def test_emulator_enforces_the_api_limits(emu):
         client.embeddings.create(model="text-embedding-3-small", input=["y" * 40_000])
     assert "8192" in too_long.value.message
     with pytest.raises(openai.BadRequestError) as budget:
-        client.embeddings.create(model="text-embedding-3-small", input=["z" * 30_000] * 50)
+        # 7,000 cl100k_base tokens each (under 8,192), 350,000 in all (over 300,000)
+        client.embeddings.create(model="text-embedding-3-small", input=["hello" * 7000] * 50)
     assert budget.value.code == "max_tokens_per_request"
     with pytest.raises(openai.BadRequestError):
         client.embeddings.create(model="text-embedding-3-small", input=[""])
@@ -241,3 +242,22 @@ def test_bad_settings_are_refused():
         OpenAIEmbedder(batch_size=4096)
     with pytest.raises(SituateError):
         OpenAIEmbedder(max_batch_tokens=400_000)
+
+
+def test_a_text_past_the_8192_token_window_is_cut_to_it_not_refused(emu, key_env):
+    # "hello" then 9,000 " hello": 9,001 cl100k_base tokens; the API refuses inputs over 8,192
+    long = "hello" + " hello" * 9000
+    refused = urllib.request.Request(
+        f"{emu.url}/v1/embeddings",
+        data=json.dumps({"model": "text-embedding-3-small", "input": [long]}).encode(),
+        headers={"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(refused, timeout=10)
+    assert err.value.code == 400
+    e = embedder(emu)
+    v = e.encode([long, "hello"], "document")
+    assert v.shape == (2, 1536)
+    assert e.tokens_used == 8192 + 1  # what was sent: the window's first 8,192 tokens, and "hello"
+    cut = "hello" + " hello" * 8191  # the same first 8,192 tokens embed to the same vector
+    np.testing.assert_allclose(v[0], e.encode([cut], "document")[0], atol=1e-6)

@@ -152,3 +152,10 @@ def test_invalid_method() -> None:
 def test_unknown_stemmer() -> None:
     with pytest.raises(SituateError, match="sparse.stemmer='klingon'"):
         Bm25sEngine(stemmer="klingon").build(DOCS)
+
+
+def test_no_window_a_term_after_20000_words_is_found() -> None:
+    # BM25 reads a whole text: a context after a chunk of any length is indexed
+    e = Bm25sEngine()
+    e.build(["filler " * 20_000 + "zebra", "zebra crossing"])
+    assert sorted(e.search(["zebra"], depth=2).row(0)[0].tolist()) == [0, 1]

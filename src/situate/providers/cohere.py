@@ -90,3 +90,15 @@ def billed(response, unit: str) -> float:
     units = response.meta.billed_units if response.meta else None
     value = getattr(units, unit, None) if units is not None else None
     return float(value) if value is not None else 0.0
+
+
+# tokens of one text each embedding model reads (Cohere's model pages); past them, the request's
+# ``truncate`` drops the end (END), the start (START) or refuses the text (NONE)
+EMBEDDING_WINDOWS = {
+    "embed-english-v3.0": 512,
+    "embed-english-light-v3.0": 512,
+    "embed-multilingual-v3.0": 512,
+    "embed-multilingual-light-v3.0": 512,
+    "embed-v4.0": 128_000,
+}
+DEFAULT_EMBEDDING_WINDOW = 512  # a model not listed: the v3 models' window

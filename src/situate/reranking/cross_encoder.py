@@ -9,12 +9,14 @@ model's own output (for one-label models such as the ms-marco ones, a sigmoid in
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from situate.billing import Unbilled
 from situate.errors import SituateError
+from situate.truncation import TokenWindow, model_folder_window
 
 
 class CrossEncoderReranker(Unbilled):
@@ -88,6 +90,13 @@ class CrossEncoderReranker(Unbilled):
                 f"`hf download {self.model} --local-dir /folder`) and set "
                 "reranker.path=/folder, or use reranker=none"
             ) from None
+
+    def window(self) -> TokenWindow:
+        """``max_length`` tokens of each (query, text) pair, counted by the model's tokenizer."""
+        window = model_folder_window(
+            self.model_dir(), self.max_length, self.name, "reranker.max_length"
+        )
+        return replace(window, with_query=True)
 
     def warm_up(self) -> None:
         """Load the model (or build the client) now, before the first query is timed."""

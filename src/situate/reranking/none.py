@@ -14,6 +14,9 @@ class NoReranker(Unbilled):
     def warm_up(self) -> None:
         pass  # no model
 
+    def window(self) -> None:
+        return None  # reads no text
+
     def identity(self) -> dict:
         return {"reranker": "none"}
 
