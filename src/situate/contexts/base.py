@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Protocol
 
-from situate.billing import Billed, Unbilled
 from situate.errors import SituateError
+from situate.money.billing import Billed, Unbilled
 from situate.records import Chunk, Context, Corpus
 
 PLACEMENTS = ("after", "before")

@@ -7,8 +7,8 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from situate.billing import Billed
 from situate.endpoints import legacy_identity, recover_unverified
+from situate.money.billing import Billed
 from situate.store import BlobStore, content_hash
 
 Kind = Literal["document", "query"]
@@ -37,7 +37,7 @@ class Embedder(Protocol):
         ...
 
     def billed(self) -> Billed:
-        """The tokens this instance was billed for so far (:class:`situate.billing.Unbilled`
+        """The tokens this instance was billed for so far (:class:`situate.money.billing.Unbilled`
         for a local model)."""
         ...
 

@@ -11,9 +11,9 @@ import hashlib
 
 import numpy as np
 
-from situate.billing import Unbilled
 from situate.embedding.base import Kind, normalize
 from situate.errors import SituateError
+from situate.money.billing import Unbilled
 from situate.packaged import package_file
 
 
