@@ -74,6 +74,7 @@ def test_a_stage_missing_a_declared_member_breaches_its_contract():
     class HalfEmbedder(Unbilled):
         name = "half"
         batch_size = "32"  # not an int
+        tokens_used = 0
 
         def identity(self) -> dict:
             return {}

@@ -20,11 +20,13 @@ class Embedder(Protocol):
     """Turns texts into L2-normalised float32 vectors of shape ``(len(texts), dim)``.
 
     ``batch_size`` is how many texts one request (or forward pass) takes: the embedding cache
-    commits after each batch of that size.
+    commits after each batch of that size. ``tokens_used`` is what ``billed()`` reports as tokens
+    (0 for a local model); ``execution=ray`` adds its tasks' to the driver's embedder.
     """
 
     name: str
     batch_size: int
+    tokens_used: int
 
     def identity(self) -> dict:
         """Everything that changes a vector (provider, model, dimensions, truncation...)."""

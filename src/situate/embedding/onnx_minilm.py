@@ -34,6 +34,8 @@ class OnnxMiniLMEmbedder(Unbilled):
         Expected sha256 of the model file; a different file is an error.
     """
 
+    tokens_used = 0  # a local model is billed nothing (billed() says so)
+
     def __init__(
         self,
         model: str = "all-MiniLM-L6-v2-int8",

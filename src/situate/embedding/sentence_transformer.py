@@ -39,6 +39,8 @@ class SentenceTransformerEmbedder(Unbilled):
         Prepended to queries / documents (e5-style models need "query: " and "passage: ").
     """
 
+    tokens_used = 0  # a local model is billed nothing (billed() says so)
+
     def __init__(
         self,
         model: str = "all-MiniLM-L6-v2",
