@@ -77,9 +77,9 @@ def _context_stage(emu, tmp: str, llm: str, overrides: list[str]):
 
 
 def run_schedule(profile: str, first_call_alone: bool, concurrency: int) -> dict:
-    from situate.costs import context_costs, usage_metrics
     from situate.emulators.anthropic_api import AnthropicEmulator
-    from situate.pricing import load_price_book
+    from situate.money.costs import context_costs, usage_metrics
+    from situate.money.pricing import load_price_book
 
     llm, ttft, tps = PROFILES[profile]
     book = load_price_book()

@@ -135,9 +135,10 @@ def bench_pdfs(args: argparse.Namespace, tmp: Path, rng: random.Random) -> dict:
 
 
 def bench_filings(args: argparse.Namespace, tmp: Path, rng: random.Random) -> dict:
-    from situate.chunking.fixed import FixedChunker, default_tokenizer_path, load_tokenizer
+    from situate.chunking.fixed import FixedChunker
     from situate.chunking.markdown import MarkdownChunker
     from situate.datasets.folder import FolderLoader
+    from situate.packaged import default_tokenizer_path, load_tokenizer
 
     folder = tmp / "filings"
     folder.mkdir()

@@ -12,10 +12,10 @@ import pytest
 from hydra.utils import instantiate
 
 from conftest import options
-from situate.billing import Unbilled
 from situate.config import compose
 from situate.embedding.base import Embedder
-from situate.pricing import load_price_book
+from situate.money.billing import Unbilled
+from situate.money.pricing import load_price_book
 from situate.stages import GROUPS
 
 # Groups whose options are objects (`_target_`), from the table of groups (situate/stages.py):
@@ -74,6 +74,7 @@ def test_a_stage_missing_a_declared_member_breaches_its_contract():
     class HalfEmbedder(Unbilled):
         name = "half"
         batch_size = "32"  # not an int
+        tokens_used = 0
 
         def identity(self) -> dict:
             return {}

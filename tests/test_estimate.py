@@ -10,8 +10,10 @@ from conftest import COOKBOOK
 from situate.commands.estimate import main as estimate_main
 from situate.contexts.prompts import PromptVariant
 from situate.errors import SituateError
-from situate.estimate import Shape, estimate, estimate_corpus, estimate_shape, render
-from situate.pricing import PriceBook, load_price_book, usd
+from situate.money.estimate import estimate, estimate_corpus, estimate_shape, render
+from situate.money.pricing import PriceBook, load_price_book
+from situate.money.shapes import Shape
+from situate.money.usd import usd
 from situate.records import Chunk, Corpus, Document
 
 TOL = 1e-12
@@ -159,6 +161,7 @@ class WordCounter:
 
     name = "anthropic"
     model = "claude-haiku-4-5"
+    counting_endpoint = True
     api_key_env = "SITUATE_TEST_FAKE_KEY"
     cache_ttl = "5m"
     context_window = 200_000

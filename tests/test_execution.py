@@ -16,12 +16,14 @@ import pytest
 from conftest import run_cli
 from situate.app import build_pipeline
 from situate.config import compose
+from situate.contexts.none import NoContext
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.emulators.openai_api import OpenAIEmulator
 from situate.emulators.server import Faults
 from situate.errors import SituateError
 from situate.execution import RayExecution, ShardResult, adopt, document_shards, merged_stats
-from situate.records import Chunk, Corpus, Document
+from situate.llm.base import LLMResponse
+from situate.records import Chunk, Corpus, Document, Usage
 from situate.store import BlobStore
 from test_cli import assert_one_line_error
 
@@ -84,16 +86,24 @@ def test_the_driver_adopts_the_shards_calls_and_only_whole_written_contexts():
         calls: list = []
         written: list = []
         failures: list = []
+        stats: dict = {}
 
-    done = ShardResult([], {"calls": [("a", 1)], "written": [("a", "ctx a")]})
-    stopped = ShardResult([], {"calls": [("b", 2)], "written": []}, error="budget reached")
+    a, b = LLMResponse("ctx a", Usage(output=3), "m"), LLMResponse("ctx b", Usage(output=4), "m")
+    done = ShardResult([], {"calls": [("a", a)], "written": [("a", "ctx a")]}, {"llm_calls": 1})
+    stopped = ShardResult([], {"calls": [("b", b)], "written": []}, {"llm_calls": 1}, "budget")
     stage = Stage()
     adopt(stage, [done])
-    assert (stage.calls, stage.written) == ([("a", 1)], [("a", "ctx a")])
+    assert (stage.calls, stage.written) == ([("a", a)], [("a", "ctx a")])
     adopt(stage, [done, stopped])
     # every call paid is the run's; a shard stopped, so the configuration's contexts are not
     # all written and none is priced as the configuration's (no config_* figure)
-    assert (stage.calls, stage.written) == ([("a", 1), ("b", 2)], [])
+    assert (stage.calls, stage.written, stage.stats) == ([("a", a), ("b", b)], [], {"llm_calls": 2})
+
+
+def test_the_driver_adopts_no_records_of_a_stage_that_calls_no_llm():
+    stage = NoContext()
+    adopt(stage, [ShardResult([]), ShardResult([])])
+    assert (stage.calls, stage.written, stage.failures, stage.stats) == (None, (), (), {})
 
 
 def test_an_address_without_a_cluster_is_one_line_within_seconds():

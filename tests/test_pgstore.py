@@ -490,7 +490,7 @@ def test_two_judges_sharing_a_store_pay_each_pair_once(pg: dict, admin, key_env)
     from situate.judging.judge import Judge
     from situate.judging.pool import Pair
     from situate.llm.anthropic_provider import AnthropicProvider
-    from situate.pricing import load_price_book
+    from situate.money.pricing import load_price_book
 
     question = "How do I stream tokens from the messages API?"
     pairs = [

@@ -15,19 +15,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from situate.billing import Billed, Unbilled
 from situate.contexts.base import RuleContext
 from situate.datasets.base import ShipsQuestions
 from situate.dense.flat import FlatIndex
 from situate.evaluation.evaluate import Evaluator
 from situate.fusion.rrf import ReciprocalRankFusion
 from situate.llm.base import LLMResponse
+from situate.money.billing import Billed, Unbilled
+from situate.money.pricing import load_price_book
+from situate.money.tokens import token_counter
 from situate.pipeline import Pipeline
-from situate.pricing import load_price_book
 from situate.rankings import Rankings
 from situate.records import Chunk, Context, Corpus, Document, Question, Span, Usage
 from situate.reranking.none import NoReranker
-from situate.tokens import token_counter
 from situate.truncation import TokenWindow
 
 PARAGRAPHS = {

@@ -10,7 +10,8 @@ from omegaconf import OmegaConf
 from conftest import options
 from situate.config import CONF_DIR
 from situate.errors import SituateError
-from situate.pricing import PriceBook, exact, load_price_book
+from situate.money.pricing import PriceBook, load_price_book
+from situate.money.usd import exact
 from situate.records import Usage
 
 TOL = 1e-12
@@ -230,7 +231,7 @@ def test_price_book_from_a_composed_config():
 def test_usd_is_one_rule_four_significant_digits_and_never_fewer_than_cents():
     from fractions import Fraction
 
-    from situate.pricing import usd
+    from situate.money.usd import usd
 
     assert usd(Fraction("0.38375")) == "$0.3838"  # half up
     assert usd(0.09) == "$0.09000"  # the same precision as its neighbours, not "$0.09"

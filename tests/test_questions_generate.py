@@ -462,8 +462,8 @@ def test_the_batch_api_writes_the_same_questions_at_half_price(tmp_path, emu):
 
 
 def test_the_estimate_of_calls_with_and_without_a_cached_document_block():
-    from situate.estimate import estimate_calls
-    from situate.pricing import load_price_book
+    from situate.money.estimate import estimate_calls
+    from situate.money.pricing import load_price_book
 
     price = load_price_book().price("claude-haiku-4-5")  # $1 in, $1.25 write, $0.10 read, $5 out
     result = estimate_calls(

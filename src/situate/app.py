@@ -32,7 +32,7 @@ def build_pipeline(cfg: DictConfig) -> Pipeline:
     """Instantiate every stage of ``cfg`` (each group's ``_target_``)."""
     built = {g: instantiate_stage(cfg, g) for g in PIPELINE_STAGES}
     execution = instantiate_stage(cfg, "execution") if cfg.get("execution") else None
-    if hasattr(execution, "configs"):  # built again in each task, from the resolved configs
+    if execution is not None and execution.configs is not None:  # stages built again in tasks
         execution.configs = {
             g: OmegaConf.to_container(cfg[g], resolve=True) for g in ("context", "embedder")
         }

@@ -45,16 +45,24 @@ from situate.records import Chunk, Context, Corpus
 log = logging.getLogger(__name__)
 
 SHARD_BY = ("document",)
-# what a context stage records of a shard's run, adopted by the driver (LLM contexts have them)
-SHARD_RECORDS = ("calls", "written", "failures")
 # variables the stages read besides the API keys their configs name (``api_key_env``)
 FORWARDED = (*SDK_BASE_URL_VARIABLE.values(), "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 
 
 class Execution(Protocol):
-    """Runs the context stage and the document embeddings for the pipeline."""
+    """Runs the context stage and the document embeddings for the pipeline.
+
+    It reads of the stages only what their protocols declare: of the context stage
+    (:class:`~situate.contexts.base.Contextualizer`) ``budget_usd``, ``calls``, ``written``,
+    ``failures`` and ``stats``; of the embedder (:class:`~situate.embedding.base.Embedder`)
+    ``identity()``, ``billed()`` and ``tokens_used``.
+    """
 
     name: str
+    # the resolved configs of the ``context`` and ``embedder`` groups, which an execution that
+    # builds its stages again elsewhere (a Ray task) is given by ``situate.app.build_pipeline``;
+    # None for one that runs the pipeline's own stage objects
+    configs: dict[str, dict] | None
 
     def contextualize(
         self, context: Contextualizer, corpus: Corpus, chunks: list[Chunk]
@@ -69,6 +77,7 @@ class LocalExecution:
     """Everything in this process (the default)."""
 
     name = "local"
+    configs = None  # the pipeline's own stages run here: nothing is built again
 
     def contextualize(
         self, context: Contextualizer, corpus: Corpus, chunks: list[Chunk]
@@ -130,7 +139,7 @@ class RayExecution:
     def contextualize(
         self, context: Contextualizer, corpus: Corpus, chunks: list[Chunk]
     ) -> list[Context]:
-        if getattr(context, "budget_usd", None) is not None:
+        if context.budget_usd is not None:
             raise SituateError(
                 "execution=ray: context.budget_usd caps what one process spends, not a cluster; "
                 "set context.budget_usd=null or run with execution=local"
@@ -198,8 +207,7 @@ class RayExecution:
                         "(another endpoint or model): give the cluster the same configuration "
                         "and SDK variables, or run with execution=local"
                     )
-                if hasattr(embedder, "tokens_used"):  # billed in the task, paid by this run
-                    embedder.tokens_used += tokens
+                embedder.tokens_used += tokens  # billed in the task, paid by this run
                 yield offset, vectors
             if errors:
                 raise errors[0]
@@ -307,7 +315,8 @@ def document_shards(corpus: Corpus, chunks: list[Chunk], n: int) -> list[list[in
 @dataclass
 class ShardResult:
     """What one context task returns: its contexts (in its chunks' order), what the stage
-    recorded (``SHARD_RECORDS`` and ``stats``) and its one-line error, if it failed."""
+    recorded (an LLM context's ``calls``, ``written`` and ``failures``; its ``stats``) and its
+    one-line error, if it failed."""
 
     contexts: list[Context]
     records: dict[str, list] = field(default_factory=dict)
@@ -325,19 +334,25 @@ def contextualize_shard(
         contexts, error = stage.contextualize(corpus, chunks), ""
     except SituateError as e:  # answers already stored stay; the driver reports the error
         contexts, error = [], str(e)
-    records = {a: getattr(stage, a) for a in SHARD_RECORDS if hasattr(stage, a)}
-    return ShardResult(contexts, records, dict(getattr(stage, "stats", {})), error)
+    records = {}
+    if stage.calls is not None:  # an LLM context: what it paid for, wrote and failed
+        records = {
+            "calls": list(stage.calls),
+            "written": list(stage.written),
+            "failures": list(stage.failures),
+        }
+    return ShardResult(contexts, records, dict(stage.stats), error)
 
 
-def adopt(context, results: list[ShardResult]) -> None:
+def adopt(context: Contextualizer, results: list[ShardResult]) -> None:
     """Give the driver's context stage what the tasks recorded, as if it had run them all."""
-    for attr in SHARD_RECORDS:
-        if hasattr(context, attr):
-            setattr(context, attr, [x for r in results for x in r.records.get(attr, [])])
-    if hasattr(context, "written") and any(r.error for r in results):
-        context.written = []  # a shard stopped: the configuration's contexts are not all written
-    if hasattr(context, "stats"):
-        context.stats = merged_stats([r.stats for r in results], getattr(context, "calls", []))
+    if context.calls is not None:  # an LLM context (a rule's records none)
+        context.calls = [x for r in results for x in r.records.get("calls", [])]
+        context.failures = [x for r in results for x in r.records.get("failures", [])]
+        context.written = [x for r in results for x in r.records.get("written", [])]
+        if any(r.error for r in results):
+            context.written = []  # a shard stopped: the configuration's contexts are not all written
+    context.stats = merged_stats([r.stats for r in results], context.calls or [])
 
 
 def merged_stats(parts: list[dict[str, float]], calls: list) -> dict[str, float]:
@@ -372,7 +387,7 @@ def encode_shard(config: dict, texts: list[str], kind: str, size: int, offset: i
     identity, paid = embedder.identity(), 0
     for i in range(0, len(texts), size):
         vectors = embedder.encode(texts[i : i + size], kind)
-        billed = getattr(embedder, "tokens_used", 0)  # an API embedder's, once answered
+        billed = embedder.billed().tokens  # an API embedder's, once answered; 0 for a local one
         yield offset + i, np.asarray(vectors, dtype=np.float32), billed - paid, identity
         paid = billed
 

@@ -17,15 +17,6 @@ import numpy as np
 from situate.chunking.base import Chunker
 from situate.contexts.audit import Flag, audit
 from situate.contexts.base import Contextualizer
-from situate.costs import (
-    CONFIG,
-    RUN,
-    RunCosts,
-    billed_embedding,
-    billed_rerank,
-    context_costs,
-    usage_metrics,
-)
 from situate.datasets.base import DatasetLoader
 from situate.dense.base import DenseIndex
 from situate.embedding.base import CachedEmbeddings, Embedder
@@ -34,14 +25,23 @@ from situate.evaluation.evaluate import Evaluation, Evaluator
 from situate.execution import Execution, LocalExecution
 from situate.fusion.base import Fusion
 from situate.locks import exclusive
-from situate.pricing import PriceBook
+from situate.money.costs import (
+    CONFIG,
+    RUN,
+    RunCosts,
+    billed_embedding,
+    billed_rerank,
+    context_costs,
+    usage_metrics,
+)
+from situate.money.pricing import PriceBook
+from situate.money.tokens import LOCAL_TOKENIZER, token_counter
 from situate.progress import progress_bar
 from situate.rankings import Rankings
 from situate.records import Chunk, Context, Corpus
 from situate.reranking.base import CachedReranker, Reranker
 from situate.sparse.base import SparseEngine
 from situate.store import DirectoryCache, SqliteStores, Stores, content_hash, texts_hash
-from situate.tokens import LOCAL_TOKENIZER, token_counter
 from situate.truncation import TokenWindow, Truncation, measure, warnings
 
 log = logging.getLogger(__name__)

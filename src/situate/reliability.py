@@ -383,7 +383,7 @@ class Scenario:
     @staticmethod
     def _billed_usd(log: list[dict]) -> float:
         """What the Anthropic emulator billed (every 2xx answer, received or not), priced."""
-        from situate.pricing import load_price_book
+        from situate.money.pricing import load_price_book
         from situate.records import Usage
 
         price = load_price_book().price("claude-haiku-5-5")

@@ -8,13 +8,12 @@ import pytest
 
 from situate.chunking.fixed import (
     FixedChunker,
-    default_tokenizer_path,
-    load_tokenizer,
     segments,
     token_offsets,
     windows,
 )
 from situate.errors import SituateError
+from situate.packaged import default_tokenizer_path, load_tokenizer
 from situate.records import Chunk, Corpus, Document
 
 

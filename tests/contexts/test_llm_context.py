@@ -8,12 +8,12 @@ import pytest
 
 from situate.contexts.llm import LLMContext
 from situate.contexts.prompts import PromptVariant
-from situate.costs import usage_metrics
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.emulators.server import Faults
 from situate.errors import SituateError
 from situate.llm.anthropic_provider import AnthropicProvider
 from situate.llm.base import LLMRequest, LLMResponse
+from situate.money.costs import usage_metrics
 from situate.records import Chunk, Corpus, Document
 
 KEY = "emulator-key-test-context-31a"

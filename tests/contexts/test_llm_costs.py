@@ -9,11 +9,11 @@ import pytest
 from test_llm_context import KEY, PROMPT, corpus, provider
 
 from situate.contexts.llm import LLMContext
-from situate.costs import context_costs
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.emulators.server import Faults
 from situate.errors import SituateError
-from situate.pricing import load_price_book
+from situate.money.costs import context_costs
+from situate.money.pricing import load_price_book
 
 # claude-haiku-5-5, USD per million tokens, typed here from conf/pricing/default.yaml's source
 INPUT, WRITE_5M, READ, OUTPUT = (
@@ -121,7 +121,7 @@ def test_run_stats_are_a_function_of_the_calls_alone():
 def test_cache_shares_by_hand_and_no_share_of_max_where_no_read_was_possible() -> None:
     from types import SimpleNamespace
 
-    from situate.costs import cache_shares
+    from situate.money.costs import cache_shares
     from situate.records import Usage
 
     def call(**usage):

@@ -11,8 +11,8 @@ import pytest
 from test_llm_context import KEY, chunks_of, context, corpus, long_document, provider
 
 from conftest import VirtualClock
-from situate.costs import usage_metrics
 from situate.emulators.anthropic_api import AnthropicEmulator
+from situate.money.costs import usage_metrics
 from situate.records import Corpus
 
 

@@ -17,7 +17,7 @@ from situate.judging.judge import Judge
 from situate.judging.pool import Pair
 from situate.judging.prompt import parse_grade, render
 from situate.llm.anthropic_provider import AnthropicProvider
-from situate.pricing import load_price_book
+from situate.money.pricing import load_price_book
 
 KEY = "emulator-key-test-judge-7c"
 MODEL = "claude-haiku-4-5"

@@ -86,7 +86,7 @@ def contextualizing_child(
     ``after`` once it is done."""
     code = f"""
 from reliability_support import corpus, context
-from situate.pricing import load_price_book
+from situate.money.pricing import load_price_book
 
 class Remote:
     url = {emu.url!r}

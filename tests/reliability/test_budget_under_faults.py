@@ -10,7 +10,7 @@ from situate.contexts.llm import LLMContext
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.emulators.server import Faults
 from situate.errors import SituateError
-from situate.pricing import load_price_book
+from situate.money.pricing import load_price_book
 from situate.records import Usage
 
 KINDS = {

@@ -19,7 +19,7 @@ from reliability_support import (
 )
 
 from situate.emulators.anthropic_api import AnthropicEmulator
-from situate.pricing import load_price_book
+from situate.money.pricing import load_price_book
 from situate.reliability import CAUSES, repayment_causes
 
 

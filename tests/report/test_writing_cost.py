@@ -14,12 +14,12 @@ import pytest
 from omegaconf import OmegaConf
 
 from situate.config import compose
-from situate.estimate import estimate_corpus
+from situate.money.estimate import estimate_corpus
+from situate.money.tokens import token_counter
 from situate.report.collect import load_study
 from situate.report.compare import compare_study
 from situate.report.render import configuration_cost, write_report
 from situate.report.writing_cost import writing_cost
-from situate.tokens import token_counter
 
 # every call of doc_1 reported this usage; Claude 3 Haiku: $0.25 in, $0.30 write, $1.25 out per Mtok
 USAGE = {"input_uncached": 1000, "cache_write": 2000, "cache_read": 0, "output": 100}
@@ -57,7 +57,7 @@ def test_without_usage_the_tokens_are_counted(cookbook_dir: Path) -> None:
     writer = compose(["llm=claude_3_haiku"])
     count, _ = token_counter(None, "local")
     output = round(sum(count(texts)) / len(texts))
-    from situate.pricing import load_price_book
+    from situate.money.pricing import load_price_book
 
     expected = estimate_corpus(
         load_price_book().price("claude-3-haiku-20240307"), corpus, chunks,

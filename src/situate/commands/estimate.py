@@ -46,8 +46,9 @@ def main(args: list[str]) -> int:
         return estimate_main([a for a in args if a != "--judge"])
     from situate.config import compose
     from situate.errors import SituateError
-    from situate.estimate import SHAPE_KEYS, Shape, estimate_corpus, estimate_shape, render
-    from situate.pricing import load_price_book
+    from situate.money.estimate import estimate_corpus, estimate_shape, render
+    from situate.money.pricing import load_price_book
+    from situate.money.shapes import SHAPE_KEYS, Shape
 
     cfg = compose(args)
     price = load_price_book(cfg).price(str(cfg.llm.model))

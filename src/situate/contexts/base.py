@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Protocol
 
-from situate.billing import Billed, Unbilled
 from situate.errors import SituateError
+from situate.money.billing import Billed, Calls, Unbilled
 from situate.records import Chunk, Context, Corpus
 
 PLACEMENTS = ("after", "before")
@@ -15,10 +15,13 @@ INDEXES = ("dense", "sparse", "rerank")
 
 
 class Contextualizer(Protocol):
-    """Writes one ``Context`` per chunk, in chunk order; every field here is read by the pipeline.
+    """Writes one ``Context`` per chunk, in chunk order; every field here is read by the pipeline
+    or its execution (:mod:`situate.execution`).
 
     ``stats`` are the last ``contextualize``'s counts and seconds (logged as run metrics);
-    ``placement``, ``apply_to`` and ``texts`` come from :class:`Placement`.
+    ``placement``, ``apply_to`` and ``texts`` come from :class:`Placement`. ``calls``, ``written`` and
+    ``failures`` are the last ``contextualize``'s records, which ``execution=ray`` gathers from its
+    tasks into the driver's stage (what ``billed()`` then reports); :class:`RuleContext` has none.
     """
 
     name: str
@@ -28,6 +31,14 @@ class Contextualizer(Protocol):
     placement: str
     apply_to: tuple[str, ...]
     stats: Mapping[str, float]
+    # USD this process may spend on calls (None: no cap, or no calls to pay)
+    budget_usd: float | None
+    # (doc_id, call) of the LLM calls this process paid for; None for a stage that calls no LLM
+    calls: Calls | None
+    # (doc_id, stored context) of the configuration's contexts as billed when written
+    written: Calls
+    # (chunk_id, error) of the chunks whose call failed after its retries
+    failures: Sequence[tuple[str, str]]
 
     def identity(self) -> dict:
         """Everything that changes a context or how it joins its chunk (the model with its
@@ -106,7 +117,11 @@ class Placement:
 
 class RuleContext(Placement, Unbilled):
     """A context stage that calls no model (no context, a rule, a recorded file): no endpoint,
-    no stats, nothing billed."""
+    no stats, no budget, no calls, nothing billed."""
 
     endpoint = ""
     stats: Mapping[str, float] = MappingProxyType({})
+    budget_usd = None
+    calls = None
+    written: Calls = ()
+    failures: Sequence[tuple[str, str]] = ()

@@ -38,7 +38,6 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from situate.billing import Billed
 from situate.contexts.base import Placement
 from situate.contexts.budget import Budget
 from situate.contexts.prompts import PromptVariant, RenderedPrompt
@@ -52,7 +51,8 @@ from situate.llm.ratelimit import (
     AIMDLimit,
     RateCeiling,
 )
-from situate.pricing import PriceBook
+from situate.money.billing import Billed
+from situate.money.pricing import PriceBook
 from situate.progress import progress_bar
 from situate.records import Chunk, Context, Corpus, Document
 from situate.store import Stores

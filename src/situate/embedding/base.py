@@ -7,8 +7,8 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from situate.billing import Billed
 from situate.endpoints import legacy_identity, recover_unverified
+from situate.money.billing import Billed
 from situate.store import BlobStore, content_hash
 from situate.truncation import TokenWindow
 
@@ -21,11 +21,13 @@ class Embedder(Protocol):
     """Turns texts into L2-normalised float32 vectors of shape ``(len(texts), dim)``.
 
     ``batch_size`` is how many texts one request (or forward pass) takes: the embedding cache
-    commits after each batch of that size.
+    commits after each batch of that size. ``tokens_used`` is what ``billed()`` reports as tokens
+    (0 for a local model); ``execution=ray`` adds its tasks' to the driver's embedder.
     """
 
     name: str
     batch_size: int
+    tokens_used: int
 
     def identity(self) -> dict:
         """Everything that changes a vector (provider, model, dimensions, truncation...)."""
@@ -43,7 +45,7 @@ class Embedder(Protocol):
         ...
 
     def billed(self) -> Billed:
-        """The tokens this instance was billed for so far (:class:`situate.billing.Unbilled`
+        """The tokens this instance was billed for so far (:class:`situate.money.billing.Unbilled`
         for a local model)."""
         ...
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from situate.billing import Billed
 from situate.contexts.budget import estimated_tokens
 from situate.embedding.base import Kind, normalize
 from situate.endpoints import endpoint
 from situate.errors import SituateError
 from situate.llm.ratelimit import RateCeiling
+from situate.money.billing import Billed
 from situate.providers import ApiGate
 from situate.providers import cohere as vendor
 from situate.truncation import APPROXIMATE, TokenWindow, approximate_counter

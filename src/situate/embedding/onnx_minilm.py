@@ -12,9 +12,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from situate.billing import Unbilled
 from situate.embedding.base import Kind, normalize
 from situate.errors import SituateError
+from situate.money.billing import Unbilled
 from situate.packaged import package_file
 from situate.truncation import TokenWindow, model_folder_window, tokenizer_counter
 
@@ -36,6 +36,8 @@ class OnnxMiniLMEmbedder(Unbilled):
     sha256 : str or None
         Expected sha256 of the model file; a different file is an error.
     """
+
+    tokens_used = 0  # a local model is billed nothing (billed() says so)
 
     def __init__(
         self,

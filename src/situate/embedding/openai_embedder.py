@@ -22,11 +22,11 @@ import math
 
 import numpy as np
 
-from situate.billing import Billed
 from situate.embedding.base import Kind, normalize
 from situate.endpoints import endpoint
 from situate.errors import SituateError
 from situate.llm.ratelimit import RateCeiling
+from situate.money.billing import Billed
 from situate.providers import ApiGate, Retries, refused_key, send
 from situate.providers import openai as vendor
 from situate.truncation import TokenWindow

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from situate.billing import Unbilled
 from situate.embedding.base import Kind, normalize
 from situate.errors import SituateError
+from situate.money.billing import Unbilled
 from situate.packaged import package_file
 from situate.truncation import TokenWindow, model_folder_window
 
@@ -40,6 +40,8 @@ class SentenceTransformerEmbedder(Unbilled):
     query_prefix, document_prefix : str
         Prepended to queries / documents (e5-style models need "query: " and "passage: ").
     """
+
+    tokens_used = 0  # a local model is billed nothing (billed() says so)
 
     def __init__(
         self,

@@ -22,7 +22,7 @@ from situate.judging.prompt import parse_grade, prompt_hash, render
 from situate.judging.store import JudgeStore, StoredJudgment
 from situate.llm.base import LLMProvider, LLMRequest, LLMResponse
 from situate.llm.paid_calls import PaidCalls
-from situate.pricing import PriceBook
+from situate.money.pricing import PriceBook
 from situate.progress import progress_bar
 from situate.store import Stores
 

@@ -14,7 +14,7 @@ from situate.evaluation.trec import write_qrels
 from situate.judging.agreement import Agreement, agreement
 from situate.judging.prompt import render
 from situate.judging.summary import JudgedRun, JudgedStudy, agreement_line
-from situate.pricing import usd
+from situate.money.usd import usd
 from situate.records import Usage
 
 GOLD = ("pass", "recall", "precision")
@@ -298,9 +298,8 @@ def estimate_lines(j, counter: str = "auto") -> list[str]:
     """Pairs, tokens and USD of judging ``j``'s pool, with the arithmetic; spends nothing."""
     from fractions import Fraction
 
-    from situate.estimate import rate_text
-    from situate.pricing import exact
-    from situate.tokens import token_counter
+    from situate.money.tokens import token_counter
+    from situate.money.usd import exact, rate_text
 
     judge = j.judge
     pairs = list({judge.key(p): p for p in j.pool.all_pairs()}.items())

@@ -66,6 +66,7 @@ class AnthropicProvider:
     """
 
     name = "anthropic"
+    counting_endpoint = True  # count_tokens() is the Messages API's count_tokens endpoint
     signals_start = True  # complete(on_start=...) calls back when the answer starts
 
     def __init__(

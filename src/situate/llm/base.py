@@ -55,6 +55,14 @@ class LLMProvider(Protocol):
     # lifetime of a prompt cache entry the caller chooses ("5m", "1h"; a key of TTL_SECONDS),
     # None where the provider's cache has none to choose (cache writes then priced at "5m")
     cache_ttl: str | None
+    # tokens one call may hold, prompt and answer (context: llm windows longer documents)
+    context_window: int
+    # the environment variable holding the API key; None for a local model (it needs none)
+    api_key_env: str | None
+    # count_tokens() asks the provider's counting endpoint (exact; needs the API key), where
+    # False it estimates (4 characters a token) or loads the model: `situate estimate`'s
+    # counter=auto uses it only when True and the key is set
+    counting_endpoint: bool
 
     def identity(self) -> dict:
         """Provider, model and every generation parameter that changes the answer (no secrets)."""

@@ -114,6 +114,8 @@ class LocalLlamaProvider:
     """
 
     name = "local"
+    counting_endpoint = False  # count_tokens() loads the model to count with its tokenizer
+    api_key_env = None  # a local model needs no API key
 
     def __init__(
         self,

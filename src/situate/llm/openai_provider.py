@@ -43,6 +43,7 @@ class OpenAIChatProvider:
     """
 
     name = "openai"
+    counting_endpoint = False  # count_tokens() estimates: Chat Completions has no counter
 
     def __init__(
         self,

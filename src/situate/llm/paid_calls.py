@@ -39,7 +39,7 @@ from situate.llm.ratelimit import (
     RateCeiling,
 )
 from situate.llm.retry import attempt_gate
-from situate.pricing import PriceBook
+from situate.money.pricing import PriceBook
 from situate.store import ChargeRows
 
 Keep = Callable[[str, LLMResponse], None]  # commit one answer (key, response) to the store

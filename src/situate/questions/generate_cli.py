@@ -88,7 +88,8 @@ def estimate(generator, requests, counter: str = "auto"):
     the document block of ``context_dependent`` requests priced as written by a document's first
     call and read by the others (and, without caching, paid by every call), the output at
     ``max_tokens`` (a ceiling). Spends nothing."""
-    from situate.estimate import estimate_calls, token_counter
+    from situate.money.estimate import estimate_calls
+    from situate.money.tokens import token_counter
     from situate.questions.llm_generator import LLMQuestionGenerator
 
     if not isinstance(generator, LLMQuestionGenerator):  # a rule-based generator pays nothing
@@ -133,7 +134,7 @@ def estimate_main(args: list[str]) -> int:
     parser.add_argument("--counter", default="auto", help="auto, provider, local or chars4")
     ns = parser.parse_intermixed_args(args)
     from situate.console import console
-    from situate.estimate import render
+    from situate.money.estimate import render
 
     _, corpus, generator, requests = prepare(ns.overrides)
     result, stored = estimate(generator, requests, ns.counter)
@@ -156,7 +157,7 @@ def print_summary(result, questions, path, dropped, corpus_name, target, generat
     from rich.table import Table
 
     from situate.console import console
-    from situate.pricing import usd
+    from situate.money.usd import usd
     from situate.questions.generate import summary
 
     rows = summary(result.questions)

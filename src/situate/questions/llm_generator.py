@@ -20,7 +20,7 @@ from situate.contexts.schedule import Schedule
 from situate.errors import SituateError
 from situate.llm.base import TTL_SECONDS, LLMProvider, LLMRequest, LLMResponse
 from situate.llm.paid_calls import PaidCalls
-from situate.pricing import PriceBook
+from situate.money.pricing import PriceBook
 from situate.progress import progress_bar
 from situate.questions.base import GenerationRequest, Proposal
 from situate.questions.prompts import (

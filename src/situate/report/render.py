@@ -15,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from situate.costs import CONFIG, CONFIG_CONTEXT_COST, CONFIG_TOTAL_COST, RUN, USAGE_FIELDS
 from situate.judging.report import label
 from situate.judging.summary import JudgedStudy, agreement_line
-from situate.pricing import usd
+from situate.money.costs import CONFIG, CONFIG_CONTEXT_COST, CONFIG_TOTAL_COST, RUN, USAGE_FIELDS
+from situate.money.usd import usd
 from situate.report.collect import RunData, spec_text
 from situate.report.compare import StudyComparison, hit_rule, significance
 from situate.report.labels import format_p, metric_label

@@ -6,8 +6,8 @@ from typing import Protocol
 
 import numpy as np
 
-from situate.billing import Billed
 from situate.endpoints import legacy_identity, recover_unverified
+from situate.money.billing import Billed
 from situate.rankings import Rankings, sort_desc
 from situate.store import BlobStore, content_hash
 from situate.truncation import TokenWindow
@@ -38,7 +38,7 @@ class Reranker(Protocol):
         ...
 
     def billed(self) -> Billed:
-        """The searches this instance was billed for so far (:class:`situate.billing.Unbilled`
+        """The searches this instance was billed for so far (:class:`situate.money.billing.Unbilled`
         for a local model or none)."""
         ...
 

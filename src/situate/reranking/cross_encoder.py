@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from situate.billing import Unbilled
 from situate.errors import SituateError
+from situate.money.billing import Unbilled
 from situate.truncation import TokenWindow, model_folder_window
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from situate.billing import Unbilled
+from situate.money.billing import Unbilled
 
 
 class NoReranker(Unbilled):

@@ -1,25 +1,19 @@
 """``situate estimate``: what contextualizing a corpus will cost, before anything is spent.
 
-The schedule is the one ``context: llm`` runs (first call alone): the first call of a document
-writes the document block (the cached prefix) to the provider's prompt cache, the document's
-other calls read it back; every call also sends its chunk block (chunk + instructions) uncached
-and gets an answer. A document block under the model's minimum cacheable length is never cached:
-every call of that document pays it as uncached input. A call whose whole prompt exceeds the
-model's long-prompt threshold pays every rate times the tier's multiplier. Three figures are
-computed: with caching, without caching (every prompt token at the input rate) and with batches
-(each document's first call alone at full price, the others through the batch API at its
-discount, reading the cache).
+The schedule is the one ``context: llm`` runs (first call alone), simulated by
+:mod:`situate.money.schedule_simulation`: with caching, without caching and with batches.
 
 Two ways to get the token counts:
 
-* **synthetic shape** (:class:`Shape`): document, chunk, instruction and output tokens per call
-  and the corpus's total document tokens, e.g. ``conf/estimate/seed_shape.yaml``;
+* **synthetic shape** (:class:`situate.money.shapes.Shape`): document, chunk, instruction and
+  output tokens per call and the corpus's total document tokens, e.g.
+  ``conf/estimate/seed_shape.yaml``;
 * **corpus**: a real dataset, chunker and prompt variant, its tokens counted by
-  :func:`situate.tokens.token_counter` (the provider's exact counter when its API key is set,
-  else a local tokenizer). Output tokens are not known before the calls: the corpus mode takes
-  the prompt variant's ``max_tokens`` (a ceiling) unless told otherwise.
+  :func:`situate.money.tokens.token_counter` (the provider's exact counter when its API key is
+  set, else a local tokenizer). Output tokens are not known before the calls: the corpus mode
+  takes the prompt variant's ``max_tokens`` (a ceiling) unless told otherwise.
 
-Prices come from ``conf/pricing/`` (:mod:`situate.pricing`); every figure comes with the
+Prices come from ``conf/pricing/`` (:mod:`situate.money.pricing`); every figure comes with the
 arithmetic behind it, one text line per part.
 """
 
@@ -27,130 +21,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
 from situate.errors import SituateError
-from situate.pricing import MILLION, ModelPrice, exact, usd
+from situate.money.pricing import MILLION, ModelPrice
+from situate.money.schedule_simulation import PARTS, Figure, ScheduledDoc, simulate
+from situate.money.shapes import Shape
+from situate.money.tokens import token_counter
+from situate.money.usd import count, number, usd
 from situate.records import Chunk, Corpus
-from situate.tokens import token_counter
-
-SHAPE_KEYS = (
-    "document_tokens",
-    "chunk_tokens",
-    "instruction_tokens",
-    "output_tokens",
-    "total_document_tokens",
-)
-PARTS = ("writes", "reads", "uncached", "output")
-Number = int | Fraction
-
-
-# -- inputs ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Shape:
-    """A synthetic corpus: every document the same size, every chunk the same size.
-
-    ``document_tokens`` is the cached block of a document, ``chunk_tokens`` +
-    ``instruction_tokens`` the uncached part of each call, ``output_tokens`` each answer;
-    ``total_document_tokens / document_tokens`` documents of ``document_tokens / chunk_tokens``
-    chunks each (fractions are kept: the cost is linear in the corpus size).
-    """
-
-    document_tokens: int
-    chunk_tokens: int
-    instruction_tokens: int
-    output_tokens: int
-    total_document_tokens: int
-
-    def __post_init__(self) -> None:
-        for key in SHAPE_KEYS:
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise SituateError(
-                    f"estimate.{key}={value!r} must be a whole number of tokens >= 0"
-                )
-        for key in ("document_tokens", "chunk_tokens", "total_document_tokens"):
-            if getattr(self, key) == 0:
-                raise SituateError(f"estimate.{key} must be > 0")
-        if self.chunk_tokens > self.document_tokens:
-            raise SituateError(
-                f"estimate.chunk_tokens={self.chunk_tokens} exceeds estimate.document_tokens="
-                f"{self.document_tokens}; a chunk is a piece of a document"
-            )
-
-    @classmethod
-    def from_config(cls, node) -> Shape:
-        """The shape in a config node (``conf/estimate/*.yaml``); names the missing keys."""
-        data = {k: v for k, v in dict(node).items() if k != "_target_"}
-        missing = [k for k in SHAPE_KEYS if data.get(k) is None]
-        if missing:
-            raise SituateError(
-                f"estimate: missing {', '.join(missing)}; a shape needs {', '.join(SHAPE_KEYS)} "
-                "(see conf/estimate/seed_shape.yaml)"
-            )
-        unknown = sorted(set(data) - set(SHAPE_KEYS))
-        if unknown:
-            raise SituateError(
-                f"estimate: unknown key(s) {', '.join(unknown)}; valid: {', '.join(SHAPE_KEYS)}"
-            )
-        return cls(**{k: data[k] for k in SHAPE_KEYS})
-
-
-# -- result ---------------------------------------------------------------------------------
-
-
-@dataclass
-class Line:
-    """One part of a figure: ``units`` x tokens each x rate = dollars."""
-
-    label: str
-    units: Fraction  # documents or calls
-    unit_name: str  # "docs" or "calls"
-    tokens: Fraction
-    rate: Fraction  # USD per Mtok, tier and batch included
-    rate_how: str
-    each: str | None  # "8,000 tok" when every unit has the same tokens, else None
-
-    @property
-    def dollars(self) -> Fraction:
-        return self.tokens * self.rate / MILLION
-
-    def text(self) -> str:
-        unit = self.unit_name.removesuffix("s") if self.units == 1 else self.unit_name
-        if self.each is not None:
-            how = f"{count(self.units)} {unit} x {self.each}"
-        else:
-            how = f"{count(self.units)} {unit}, {count(self.tokens)} tok"
-        return f"{self.label}: {how} x {self.rate_how} = {usd(self.dollars)}"
-
-
-@dataclass
-class Figure:
-    """A total and the lines it sums."""
-
-    name: str
-    lines: list[Line] = field(default_factory=list)
-
-    @property
-    def dollars(self) -> Fraction:
-        return sum((line.dollars for line in self.lines), Fraction(0))
-
-    @property
-    def total(self) -> float:
-        return float(self.dollars)
-
-    def part(self, label: str) -> Fraction:
-        """Exact dollars of the lines whose label starts with ``label`` (all tiers, batched too)."""
-        return sum((x.dollars for x in self.lines if x.label.startswith(label)), Fraction(0))
-
-    def text(self) -> list[str]:
-        out = [f"  {line.text()}" for line in self.lines if line.tokens]
-        parts = " + ".join(usd(x.dollars) for x in self.lines if x.tokens)
-        out.append(f"  {self.name}: {parts} = {usd(self.dollars)}")
-        return out
 
 
 @dataclass
@@ -212,130 +91,8 @@ class EstimateResult:
         return out
 
 
-# -- the schedule ---------------------------------------------------------------------------
-
-
-@dataclass
-class _Doc:
-    """A document (or ``weight`` identical ones): its cached block and its calls' chunk blocks."""
-
-    doc_id: str
-    weight: Fraction
-    prefix: int  # tokens of the document block (0: the variant sends no document)
-    calls: list[tuple[Fraction, int]]  # (how many calls, uncached tokens each), first call first
-    prefix_each: str | None = None  # "8,000 tok" (synthetic mode) for the arithmetic lines
-    call_each: str | None = None  # "(800 + 50) tok"
-
-
-class _Builder:
-    """Accumulates the lines of one figure, one per (part, tier)."""
-
-    def __init__(self, name: str, price: ModelPrice, ttl: str):
-        self.figure = Figure(name)
-        self.price, self.ttl = price, ttl
-        self._index: dict[tuple[str, bool, bool], Line] = {}
-
-    def add(
-        self,
-        part: str,
-        units: Fraction,
-        tokens_each: Number,
-        each: str | None,
-        *,
-        long: bool,
-        batch: bool = False,
-        unit_name: str = "calls",
-    ) -> None:
-        if not units:
-            return
-        label = {"cache_write": "writes", "cache_read": "reads"}.get(part, part)
-        if long:
-            label += " (long-prompt tier)"
-        if batch:
-            label += " (batched)"
-        key = (label, long, batch)
-        line = self._index.get(key)
-        if line is None:
-            rate = self.price.rate(part, ttl=self.ttl, long_prompt=long, batch=batch)
-            line = Line(label, Fraction(0), unit_name, Fraction(0), rate, self._rate_how(part, long, batch), each)  # fmt: skip
-            self._index[key] = line
-            self.figure.lines.append(line)
-        elif line.each != each:
-            line.each = None
-        line.units += units
-        line.tokens += units * tokens_each
-
-    def _rate_how(self, part: str, long: bool, batch: bool) -> str:
-        base = self.price.rate(part, ttl=self.ttl)
-        text = f"{rate_text(base)}/Mtok"
-        if long:
-            text += f" x {number(self.price.long_prompt.multiplier)} (long prompt)"
-        if batch:
-            text += f" x {number(self.price.batch_discount)} (batch)"
-        return text
-
-
-def _schedule(
-    price: ModelPrice, docs: Sequence[_Doc], output_tokens: int, ttl: str, minimum: int
-) -> tuple[Figure, Figure, Figure | None, list[str], list[str], Fraction]:
-    """The three figures for ``docs``; the ids of documents under the minimum, and of those with
-    long-prompt calls; how many cached documents have a single call (a write nobody reads)."""
-    cached = _Builder("with caching", price, ttl)
-    plain = _Builder("without caching", price, ttl)
-    batch = _Builder("with batches", price, ttl) if price.batch_discount is not None else None
-    below, long_docs, single = [], [], Fraction(0)
-    out_each = f"{count(output_tokens)} tok"
-    for d in docs:
-        cacheable = d.prefix > 0 and d.prefix >= minimum
-        if d.prefix > 0 and not cacheable:
-            below.append(d.doc_id)
-        if cacheable and sum(n for n, _ in d.calls) == 1:
-            single += d.weight
-        any_long = False
-        for i, (n, uncached) in enumerate(d.calls):
-            if not n:
-                continue
-            calls = d.weight * n
-            first = i == 0
-            long = price.is_long(d.prefix + uncached)
-            any_long = any_long or long
-            both = f"({count(d.prefix)} + {d.call_each[1:]}" if d.call_each else None
-            # with caching, and with batches (the first call alone at full price)
-            for builder, batched in ((cached, False), (batch, not first)):
-                if builder is None:
-                    continue
-                if cacheable:
-                    part = "cache_write" if first else "cache_read"
-                    builder.add(part, calls, d.prefix, d.prefix_each, long=long, batch=batched,
-                                unit_name="docs" if first else "calls")  # fmt: skip
-                    builder.add("uncached", calls, uncached, d.call_each, long=long, batch=batched)
-                else:
-                    builder.add("uncached", calls, d.prefix + uncached, both, long=long, batch=batched)  # fmt: skip
-                builder.add("output", calls, output_tokens, out_each, long=long, batch=batched)
-            # without caching
-            plain.add("uncached", calls, d.prefix + uncached, both, long=long)
-            plain.add("output", calls, output_tokens, out_each, long=long)
-        if any_long:
-            long_docs.append(d.doc_id)
-    _order(cached.figure)
-    _order(plain.figure)
-    if batch is not None:
-        _order(batch.figure)
-    batched = None if batch is None else batch.figure
-    return cached.figure, plain.figure, batched, below, long_docs, single
-
-
-_ORDER = PARTS
-
-
-def _order(figure: Figure) -> None:
-    figure.lines.sort(
-        key=lambda x: ("(batched)" in x.label, _ORDER.index(x.label.split(" ")[0]), x.label)
-    )
-
-
 def _result(price, docs, output_tokens, ttl, minimum, **kw) -> EstimateResult:
-    cached, plain, batched, below, long_docs, single = _schedule(
+    cached, plain, batched, below, long_docs, single = simulate(
         price, docs, output_tokens, ttl, minimum
     )
     tokens = {"uncached": Fraction(0), "cache_write": Fraction(0), "cache_read": Fraction(0)}
@@ -372,7 +129,7 @@ def estimate_shape(
     per_doc = Fraction(shape.document_tokens, shape.chunk_tokens)
     calls = n_docs * per_doc
     uncached = shape.chunk_tokens + shape.instruction_tokens
-    doc = _Doc(
+    doc = ScheduledDoc(
         doc_id="(every document)",
         weight=n_docs,
         prefix=shape.document_tokens,
@@ -428,13 +185,13 @@ def estimate_corpus(
     workers: int = 8,
 ) -> EstimateResult:
     """The cost of contextualizing ``chunks`` of ``corpus`` with ``prompt`` (a PromptVariant) and
-    ``llm`` (a provider), counted with ``counter`` (see :data:`situate.tokens.COUNTERS`); nothing is spent."""
+    ``llm`` (a provider), counted with ``counter`` (see :data:`situate.money.tokens.COUNTERS`); nothing is spent."""
     _chat(price)
     if not chunks:
         raise SituateError(
             f"estimate: the chunker made no chunk of {corpus.name}; nothing to price"
         )
-    ttl = ttl or getattr(llm, "cache_ttl", None) or "5m"
+    ttl = ttl or llm.cache_ttl or "5m"
     minimum = _minimum(price, min_cacheable_tokens)
     out = prompt.max_tokens if output_tokens is None else output_tokens
     count_many, how = token_counter(llm, counter, workers)
@@ -466,10 +223,10 @@ def estimate_corpus(
     instr_chunk = max(0, prompt_tokens - chunk_tokens[0]) + answer_tokens
     own_doc_tokens = [max(0, p - instr_doc) for p in prefix_tokens] if first.document else [0]
 
-    window = getattr(llm, "context_window", None)
+    window = llm.context_window
     budget = window - out - 1024 if window else None  # as LLMContext windows long documents
     windowed: list[str] = []
-    shaped: list[_Doc] = []
+    shaped: list[ScheduledDoc] = []
     i = 0
     for doc_id, prefix in zip(doc_ids, prefix_tokens, strict=True):
         n = len(by_doc[doc_id])
@@ -477,7 +234,7 @@ def estimate_corpus(
             windowed.append(doc_id)
             prefix = budget
         calls = [(Fraction(1), t + instr_chunk) for t in chunk_tokens[i : i + n]]
-        shaped.append(_Doc(doc_id, Fraction(1), prefix, calls))
+        shaped.append(ScheduledDoc(doc_id, Fraction(1), prefix, calls))
         i += n
 
     result = _result(
@@ -586,35 +343,6 @@ def _ids(ids: list[str], limit: int = 8) -> str:
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
-def count(value: Number) -> str:
-    """Tokens, documents or calls: ``1,250``; a fraction as ``142.86``."""
-    value = exact(value) if not isinstance(value, Fraction | int) else value
-    if isinstance(value, int) or value.denominator == 1:
-        return f"{int(value):,}"
-    return f"{float(value):,.2f}"
-
-
-def number(value: Fraction) -> str:
-    """A factor such as ``5`` or ``0.5``."""
-    return format(_decimal(value, 6).normalize(), "f")
-
-
-def rate_text(rate: Fraction) -> str:
-    """``$0.10``, ``$0.125``, ``$2.50``: at least two decimals, more where the rate has them."""
-    return f"${_plain_decimal(rate, 2)}"
-
-
-def _decimal(value: Fraction, places: int) -> Decimal:
-    q = Decimal(1).scaleb(-places)
-    return (Decimal(value.numerator) / Decimal(value.denominator)).quantize(q, ROUND_HALF_UP)
-
-
-def _plain_decimal(value: Fraction, min_places: int) -> str:
-    text = f"{_decimal(value, 9):,f}".rstrip("0")
-    whole, _, frac = text.partition(".")
-    return f"{whole}.{frac.ljust(min_places, '0')}"
-
-
 def render(result: EstimateResult) -> None:
     """Print ``result`` as a table, then the arithmetic lines and the notes."""
     from rich.table import Table
@@ -675,7 +403,7 @@ def estimate_calls(
     _chat(price)
     minimum = _minimum(price, min_cacheable_tokens)
     docs = [
-        _Doc(
+        ScheduledDoc(
             name,
             Fraction(1),
             prefix,

@@ -31,35 +31,32 @@ def token_counter(
 ) -> tuple[Callable[[list[str]], list[int]], str]:
     """A function counting tokens of many texts, and a line saying which counter it is.
 
-    ``auto`` uses the provider's exact counter (Anthropic's endpoint) when its API key is set,
-    else the local WordPiece tokenizer; ``provider``, ``local`` and ``chars4`` force one.
+    ``auto`` uses the provider's exact counter (its counting endpoint, ``llm.counting_endpoint``)
+    when its API key is set, else the local WordPiece tokenizer; ``provider``, ``local`` and
+    ``chars4`` force one. ``llm`` is an ``LLMProvider`` (:mod:`situate.llm.base`), read only by
+    ``auto`` and ``provider``; None with ``local`` or ``chars4``.
     """
     if counter not in COUNTERS:
         raise SituateError(f"estimate: counter {counter!r} is not one of {', '.join(COUNTERS)}")
-    exact_counter = getattr(llm, "name", "") == "anthropic" and hasattr(llm, "count_tokens")
-    key_env = getattr(llm, "api_key_env", None)
-    key_set = bool(key_env and os.environ.get(key_env))
-    if counter == "provider" or (counter == "auto" and exact_counter and key_set):
-        if not hasattr(llm, "count_tokens"):
-            raise SituateError(f"estimate: llm {getattr(llm, 'model', llm)} has no token counter")
-        if counter == "provider" and exact_counter and not key_set:
-            raise SituateError(
-                f"estimate: counter=provider needs {key_env} set for llm={llm.model}; set it, "
-                "or use counter=local"
-            )
+    if counter in ("auto", "provider"):
+        exact_counter = llm.counting_endpoint
+        key_set = bool(llm.api_key_env and os.environ.get(llm.api_key_env))
+        if counter == "provider" or (exact_counter and key_set):
+            if counter == "provider" and exact_counter and not key_set:
+                raise SituateError(
+                    f"estimate: counter=provider needs {llm.api_key_env} set for "
+                    f"llm={llm.model}; set it, or use counter=local"
+                )
 
-        def by_provider(texts: list[str]) -> list[int]:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                return list(pool.map(lambda t: llm.count_tokens(t) if t else 0, texts))
+            def by_provider(texts: list[str]) -> list[int]:
+                with ThreadPoolExecutor(max_workers=workers) as pool:
+                    return list(pool.map(lambda t: llm.count_tokens(t) if t else 0, texts))
 
-        what = "exact" if exact_counter else "the provider's own estimate"
-        return (
-            by_provider,
-            f"{getattr(llm, 'name', 'provider')} token counter ({what}, {llm.model})",
-        )
+            what = "exact" if exact_counter else "the provider's own estimate"
+            return by_provider, f"{llm.name} token counter ({what}, {llm.model})"
     if counter == "chars4":
         return (lambda texts: [len(t) // 4 for t in texts]), CHARS4
-    from situate.chunking.fixed import default_tokenizer_path, load_tokenizer
+    from situate.packaged import default_tokenizer_path, load_tokenizer
 
     tokenizer = load_tokenizer(str(default_tokenizer_path()))
 

@@ -1,4 +1,4 @@
-"""What a stage was billed for: the record the pipeline and :mod:`situate.costs` read.
+"""What a stage was billed for: the record the pipeline and :mod:`situate.money.costs` read.
 
 Every embedder, reranker and contextualizer answers ``billed()``. A stage that pays no provider
 says so explicitly by inheriting :class:`Unbilled`; a paid one reports what its provider billed

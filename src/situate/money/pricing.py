@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Literal
 
 from situate.errors import SituateError
+from situate.money.usd import exact
 from situate.records import Usage
 
-PRICING_DIR = Path(__file__).resolve().parents[2] / "conf" / "pricing"
+PRICING_DIR = Path(__file__).resolve().parents[3] / "conf" / "pricing"
 MILLION = 1_000_000
 TTLS = ("5m", "1h")
 Tier = Literal["standard", "long_prompt"]
@@ -44,28 +44,6 @@ _KINDS = {
     "rerank": ("rerank_per_1k_searches", ("rerank_per_1k_searches", *_META[:2]), ("notes",)),
     "chat": ("input", _CHAT_REQUIRED, _CHAT_OPTIONAL),
 }
-
-
-def exact(value: float | int | str | Fraction | Decimal) -> Fraction:
-    """``value`` as an exact fraction; a float is read as the decimal it prints as (0.1 -> 1/10)."""
-    if isinstance(value, Fraction):
-        return value
-    if isinstance(value, float):
-        return Fraction(Decimal(repr(value)))
-    return Fraction(Decimal(value)) if isinstance(value, str) else Fraction(value)
-
-
-def usd(value: float | int | Fraction | Decimal) -> str:
-    """Dollars, the one way every command and report writes them: 4 significant digits and never
-    fewer than cents (``$0.3838``, ``$0.09000``, ``$1.436``, ``$1,234.57``); ``$0`` for nothing."""
-    amount = exact(float(value) if not isinstance(value, Fraction | int | Decimal) else value)
-    if amount == 0:
-        return "$0"
-    d = Decimal(amount.numerator) / Decimal(amount.denominator)
-    for _ in range(2):  # again when rounding carries into a new digit: 0.99996 -> $1.000
-        places = max(2, 3 - d.copy_abs().adjusted())
-        d = d.quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP)
-    return f"{'-' if d < 0 else ''}${abs(d):,.{places}f}"
 
 
 @dataclass(frozen=True)
@@ -249,7 +227,7 @@ def load_price_book(cfg=None, path: str | Path | None = None) -> PriceBook:
     book = instantiate(node)
     if not isinstance(book, PriceBook):
         raise SituateError(
-            f"pricing: _target_ must be situate.pricing.PriceBook, got {type(book).__name__}"
+            f"pricing: _target_ must be situate.money.pricing.PriceBook, got {type(book).__name__}"
         )
     return book
 

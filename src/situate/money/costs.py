@@ -10,7 +10,7 @@ Two families of metrics, named apart:
   a run that fails logs what it had spent before failing.
 
 A call's cost sums uncached input, cache writes at the call's TTL, cache reads and output, with
-the long-prompt tier and the batch discount (:meth:`situate.pricing.ModelPrice.call_cost`). Local
+the long-prompt tier and the batch discount (:meth:`situate.money.pricing.ModelPrice.call_cost`). Local
 models cost nothing.
 """
 
@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from situate.billing import Billed, Calls
-from situate.pricing import PriceBook
+from situate.money.billing import Billed, Calls
+from situate.money.pricing import PriceBook
 from situate.records import Usage
 
 RUN = "run_"
