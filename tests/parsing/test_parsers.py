@@ -310,6 +310,12 @@ def test_sidecar_title_comes_before_the_file_name(tmp_path: Path) -> None:
     (tmp_path / "3M_2018_10K.txt.meta.json").write_text('{"title": "3M  Form 10-K (2018)"}')
     assert sidecar_title(path) == "3M Form 10-K (2018)"
     assert document_title(path, TextParser().parse(path)) == ("3M Form 10-K (2018)", "sidecar")
+    # a sidecar overrides a PDF cover's guess, not a metadata title
+    pdf = build_cover_pdf(tmp_path / "aapl.pdf", FILING_COVER, "untitled")
+    (tmp_path / "aapl.pdf.meta.json").write_text('{"title": "Apple 10-K (2021)"}')
+    assert document_title(pdf, PdfParser().parse(pdf)) == ("Apple 10-K (2021)", "sidecar")
+    build_cover_pdf(pdf, FILING_COVER, "Apple Inc. annual report")
+    assert document_title(pdf, PdfParser().parse(pdf)) == ("Apple Inc. annual report", "metadata")
     (tmp_path / "3M_2018_10K.txt.meta.json").write_text('{"name": "x"}')
     with pytest.raises(SituateError, match=r'meta\.json: no "title" string'):
         sidecar_title(path)

@@ -44,7 +44,10 @@ from situate.parsing.titles import (
         ("2021-03-15", "an identifier"),
         ("d41d8cd98f00b204e9800998ecf8427e", "an identifier"),  # an MD5 hash
         ("123e4567-e89b-12d3-a456-426614174000", "an identifier"),  # a UUID
-        ("DOC20210315X7", "an identifier"),  # one long token of letters and digits
+        ("DOC20210315X7", "an identifier"),  # one long token, a quarter of it digits or more
+        ("gcs-oauth2-boto-plugin", None),  # one long token, a single digit: a name
+        ("SHA: eef0ecf5b8e7b179dadaef967e65f2ab68f021e1", "an identifier"),  # a labelled hash
+        ("Accession Number: 0000320187-21-000028", "an identifier"),
         ("December 31, 2021", "an identifier"),  # a date
         ("15 March 2020", "an identifier"),
         # file names
@@ -61,6 +64,8 @@ from situate.parsing.titles import (
         ("Document1", "a producer default"),
         ("Title", "a producer default"),
         ("Book1", "a producer default"),
+        ("Redirecting...", "a producer default"),  # an HTML redirect page's <title>
+        ("Index of /docs/api", "a producer default"),
         # form and agency headers, cover boilerplate
         ("UNITED STATES SECURITIES AND EXCHANGE COMMISSION", "a form header or boilerplate"),
         ("Securities and Exchange Commission", "a form header or boilerplate"),
@@ -91,8 +96,8 @@ def test_title_problem(title: str, problem: str | None) -> None:
     assert title_problem(title) == problem
 
 
-def test_first_usable_skips_rejected_candidates_and_tidies() -> None:
-    candidates = [(None, "heading"), ("FORM 10-K", "metadata"), ("Apple  Inc.", "heading")]
+def test_first_usable_skips_rejected_candidates() -> None:
+    candidates = [(None, "heading"), ("FORM 10-K", "metadata"), ("Apple Inc.", "heading")]
     assert first_usable(candidates) == ("Apple Inc.", "heading")
     assert first_usable([("untitled", "metadata"), ("", "heading")]) == ("", "")
 

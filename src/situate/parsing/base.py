@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from situate.chunking.markdown import heading_title, split_lines
 from situate.errors import SituateError
-from situate.parsing.titles import FILENAME, SIDECAR
+from situate.parsing.titles import COVER, FILENAME, SIDECAR
 from situate.records import Page
 
 _BLANK_RUNS = re.compile(r"\n[ \t]*(?:\n[ \t]*){2,}")
@@ -124,12 +124,15 @@ def sidecar_title(path: Path) -> str:
 
 def document_title(path: Path, parsed: ParsedDocument) -> tuple[str, str]:
     """The title a document gets and the rule that gave it (:data:`~situate.parsing.titles.SOURCES`):
-    the file's own, else its sidecar's (taken as written), else its readable name."""
-    if parsed.title:
+    the file's own (metadata, first heading), else its sidecar's (taken as written), else a PDF
+    cover's most prominent line (a guess, so a sidecar overrides it), else its readable name."""
+    if parsed.title and parsed.title_source != COVER:
         return parsed.title, parsed.title_source
     sidecar = sidecar_title(path)
     if sidecar:
         return sidecar, SIDECAR
+    if parsed.title:
+        return parsed.title, parsed.title_source
     return readable_name(path), FILENAME
 
 

@@ -88,6 +88,6 @@ class DocxParser:
         text = tidy_markdown("\n\n".join(b for b in blocks if b))
         if not text:
             raise SituateError(f"{path}: empty document (no text); add text to it or remove it")
-        declared = document.core_properties.title
+        declared = " ".join((document.core_properties.title or "").split())
         title, source = first_usable([(declared, METADATA), (first_heading(text), HEADING)])
         return ParsedDocument(text, title, title_source=source)

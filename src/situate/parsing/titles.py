@@ -10,12 +10,13 @@ usable one (:func:`first_usable`). A candidate is rejected when it is
 - **empty**, **too short** (fewer than :data:`MIN_LETTERS` letters) or **too long** (more than
   :data:`MAX_CHARS` characters or :data:`MAX_WORDS` words: a sentence, not a title);
 - **an identifier**: fewer than half of its characters (spaces aside) are letters
-  (``0000320187-21-000028``, ``10-K 2021``, ``2021-03-15``), a hexadecimal hash or UUID, a single
-  token mixing letters and digits of 12 characters or more (``DOC20210315X7``), or a date;
+  (``0000320187-21-000028``, ``10-K 2021``, ``2021-03-15``), a hexadecimal hash or UUID (after a
+  label or not: ``SHA: eef0ecf5...``), a single token of 8 characters or more a quarter of which
+  are digits (``DOC20210315X7``), or a date;
 - **a file name**: ends in a document or image extension (``report_v2.pdf``, ``10K_final.docx``)
   or is a path;
-- **a producer default**: what an authoring tool writes when nobody named the file (see
-  :data:`PRODUCER_DEFAULTS`);
+- **a producer default**: what an authoring tool writes when nobody named the file, or a web
+  page's placeholder (``Redirecting...``, ``Index of /docs``; see :data:`PRODUCER_DEFAULTS`);
 - **a form or agency header, or cover boilerplate** (see :data:`BOILERPLATE`): the lines every
   filing's cover shares, which name the form, not the document.
 
@@ -61,9 +62,11 @@ _MONTH = (
     r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 )
 IDENTIFIERS = (
-    re.compile(r"[0-9a-f]{16,}|[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}"),  # hash, UUID
+    # a hash or UUID, after a label or not ("SHA: eef0ecf5...")
+    re.compile(
+        r"(?:[a-z0-9]{1,10}\s*[:#=]\s*)?(?:[0-9a-f]{16,}|[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})"
+    ),
     re.compile(r"\d{10}-\d{2}-\d{6}"),  # SEC accession number (also caught by the letter share)
-    re.compile(r"(?=\S*\d)(?=\S*[a-z])\S{12,}"),  # one long token of letters and digits
     re.compile(rf"(?:{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}|\d{{1,2}}\s+{_MONTH}\s+\d{{4}})"),  # a date
 )
 FILE_NAME = re.compile(
@@ -77,7 +80,8 @@ PRODUCER_DEFAULTS = re.compile(
     r"|microsoft\s+(?:word|excel|powerpoint|publisher|visio|office\s+\w+)\s+-\s+.*|(?:microsoft\s+)?(?:word|powerpoint|excel)\s+document"
     r"|powerpoint\s+presentation|presentation\s*\d*|slide\s*\d*|book\s*\d+|workbook\s*\d*"
     r"|pdf(?:\s+document)?|print|blank|test|temp|draft|scan\w*"
-    r"|(?:converted|generated|created)\s+(?:by|with|from)\s+.*",
+    r"|(?:converted|generated|created)\s+(?:by|with|from)\s+.*"
+    r"|redirect(?:ing)?(?:\s+to\b.*)?|loading|index\s+of\s+.*|(?:404\s+)?(?:page\s+)?not\s+found",
     re.IGNORECASE,
 )
 # Headers and captions every filing (or report cover) shares: they name a form, an agency or a
@@ -126,7 +130,7 @@ def title_problem(title: str) -> str | None:
         return "a file name"
     if PRODUCER_DEFAULTS.fullmatch(core):
         return "a producer default"
-    if letters * 2 < len(visible) or any(p.fullmatch(core) for p in IDENTIFIERS):
+    if letters * 2 < len(visible) or _code(core) or any(p.fullmatch(core) for p in IDENTIFIERS):
         return "an identifier"
     if letters < MIN_LETTERS:
         return "too short"
@@ -137,16 +141,23 @@ def title_problem(title: str) -> str | None:
     return None
 
 
+def _code(core: str) -> bool:
+    """One token of 8 characters or more, 4 or more of them and at least a quarter digits
+    (``doc20210315x7``; not ``gcs-oauth2-boto-plugin``)."""
+    digits = sum(ch.isdigit() for ch in core)
+    return " " not in core and len(core) >= 8 and digits >= 4 and digits * 4 >= len(core)
+
+
 def usable(title: str) -> bool:
     """Whether ``title`` may name a document (:func:`title_problem` finds nothing)."""
     return title_problem(title) is None
 
 
 def first_usable(candidates: Iterable[tuple[str | None, str]]) -> tuple[str, str]:
-    """The first usable ``(title, source)`` of ``candidates`` (tidied), else ``("", "")``."""
+    """The first usable ``(title, source)`` of ``candidates`` (as given), else ``("", "")``."""
     for title, source in candidates:
         if title and usable(title):
-            return tidy(title), source
+            return title, source
     return "", ""
 
 
