@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from situate.parsing.titles import (
-    CoverLine,
+    TextLine,
     body_size,
     cover_title,
     filing_context,
@@ -54,6 +54,8 @@ from situate.parsing.titles import (
         ("report_v2.pdf", "a file name"),
         ("10K_final.DOCX", "a file name"),
         ("C:\\Users\\jane\\Desktop\\draft", "a file name"),
+        ("Apple_AR_2021", "a file name"),  # a stem without its extension
+        ("Annual report: net_sales by segment", None),  # an underscore inside a sentence
         # producer defaults
         ("untitled", "a producer default"),
         ("Untitled-3", "a producer default"),
@@ -102,8 +104,8 @@ def test_first_usable_skips_rejected_candidates() -> None:
     assert first_usable([("untitled", "metadata"), ("", "heading")]) == ("", "")
 
 
-def lines(*rows: tuple[str, float]) -> list[CoverLine]:
-    return [CoverLine(text, size) for text, size in rows]
+def lines(*rows: tuple[str, float]) -> list[TextLine]:
+    return [TextLine(text, size) for text, size in rows]
 
 
 def test_cover_title_is_the_biggest_usable_line() -> None:

@@ -27,7 +27,7 @@ from situate.parsing.titles import (
     COVER,
     METADATA,
     TITLE_RULES,
-    CoverLine,
+    TextLine,
     body_size,
     cover_title,
     first_usable,
@@ -45,7 +45,7 @@ BODY_PAGES = 3  # pages whose characters give the body text's size
 _LINE_BREAKS = {0x0A, 0x0D}
 
 
-def text_lines(textpage: Any) -> list[CoverLine]:
+def text_lines(textpage: Any) -> list[TextLine]:
     """The lines of a PDFium text page (split at its line breaks), each with its font size."""
     import pypdfium2.raw as raw
 
@@ -55,7 +55,7 @@ def text_lines(textpage: Any) -> list[CoverLine]:
         code = raw.FPDFText_GetUnicode(textpage, index)
         if code in _LINE_BREAKS:
             if chars:
-                lines.append(CoverLine("".join(chars), size))
+                lines.append(TextLine("".join(chars), size))
             chars, size = [], 0.0
             continue
         ch = chr(code) if 0 < code <= 0x10FFFF else ""
@@ -65,7 +65,7 @@ def text_lines(textpage: Any) -> list[CoverLine]:
         if not ch.isspace():
             size = max(size, char_size(textpage, index, matrix))
     if chars:
-        lines.append(CoverLine("".join(chars), size))
+        lines.append(TextLine("".join(chars), size))
     return [line for line in lines if line.text.strip()]
 
 
@@ -164,7 +164,7 @@ class PdfParser:
         return first_usable([(cover_title(pages[0], body_size(sizes.items())), COVER)])
 
     @staticmethod
-    def _lines(pdf: Any, index: int) -> list[CoverLine]:
+    def _lines(pdf: Any, index: int) -> list[TextLine]:
         page = pdf[index]
         try:
             textpage = page.get_textpage()

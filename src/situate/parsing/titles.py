@@ -13,12 +13,13 @@ usable one (:func:`first_usable`). A candidate is rejected when it is
   (``0000320187-21-000028``, ``10-K 2021``, ``2021-03-15``), a hexadecimal hash or UUID (after a
   label or not: ``SHA: eef0ecf5...``), a single token of 8 characters or more a quarter of which
   are digits (``DOC20210315X7``), or a date;
-- **a file name**: ends in a document or image extension (``report_v2.pdf``, ``10K_final.docx``)
-  or is a path;
+- **a file name**: ends in a document or image extension (``report_v2.pdf``, ``10K_final.docx``),
+  is a path, or is one token with an underscore (a file's stem: ``Apple_AR_2021``);
 - **a producer default**: what an authoring tool writes when nobody named the file, or a web
   page's placeholder (``Redirecting...``, ``Index of /docs``; see :data:`PRODUCER_DEFAULTS`);
 - **a form or agency header, or cover boilerplate** (see :data:`BOILERPLATE`): the lines every
-  filing's cover shares, which name the form, not the document.
+  filing's cover shares, which name the form, not the document; or **a caption**, a line wholly
+  in parentheses (``(State or other jurisdiction of incorporation)``).
 
 Matching is case-insensitive, on the text with runs of spaces as one and leading/trailing
 punctuation and symbols (``☒``, ``*``, quotes) removed. The rules that name a document are the
@@ -73,11 +74,13 @@ FILE_NAME = re.compile(
     r".*\.(?:pdf|docx?|dotx?|rtf|odt|pages|txt|md|html?|xml|xlsx?|csv|pptx?|key|indd|qxd|tex"
     r"|ps|eps|ai|psd|png|jpe?g|tiff?|gif|bmp|wpd)"
     r"|(?:[a-z]:)?[/\\]\S*|\S+[/\\]\S+[/\\]\S*"  # a path: rooted, or two separators, no space
+    r"|\S*[a-z0-9]_[a-z0-9]\S*"  # a file's stem: one token with an underscore (10k_final_v2)
 )
-# What authoring tools write when nobody named the file.
+# What authoring tools write when nobody named the file, and web pages' placeholder titles.
 PRODUCER_DEFAULTS = re.compile(
     r"untitled(?:[-\s]*\d+)?|no\s+title|title|document\s*\d*|doc\s*\d+|new\s+document\s*\d*"
-    r"|microsoft\s+(?:word|excel|powerpoint|publisher|visio|office\s+\w+)\s+-\s+.*|(?:microsoft\s+)?(?:word|powerpoint|excel)\s+document"
+    r"|microsoft\s+(?:word|excel|powerpoint|publisher|visio|office\s+\w+)\s+-\s+.*"
+    r"|(?:microsoft\s+)?(?:word|powerpoint|excel)\s+document"
     r"|powerpoint\s+presentation|presentation\s*\d*|slide\s*\d*|book\s*\d+|workbook\s*\d*"
     r"|pdf(?:\s+document)?|print|blank|test|temp|draft|scan\w*"
     r"|(?:converted|generated|created)\s+(?:by|with|from)\s+.*"
@@ -162,14 +165,14 @@ def first_usable(candidates: Iterable[tuple[str | None, str]]) -> tuple[str, str
 
 
 @dataclass(frozen=True)
-class CoverLine:
-    """One text line of a cover page and its font size in points (the largest of its characters)."""
+class TextLine:
+    """One text line of a page and its font size in points (the largest of its characters)."""
 
     text: str
     size: float
 
 
-def cover_title(lines: Sequence[CoverLine], body_size: float) -> str:
+def cover_title(lines: Sequence[TextLine], body_size: float) -> str:
     """The most prominent usable line(s) of a cover page, with the filing's form; "" when none.
 
     The title is the first usable line of the largest size among those at least
