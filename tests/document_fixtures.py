@@ -37,6 +37,61 @@ def build_report_pdf(path: Path) -> Path:
     return build_pdf(path, REPORT_PAGES, REPORT_TITLE)
 
 
+# A filing's cover as EDGAR's PDFs set it: the agency header biggest, then the form and the
+# company at one size, captions small; two pages of 10-point body text after it.
+FILING_COVER = [
+    ("UNITED STATES SECURITIES AND EXCHANGE COMMISSION", 16),
+    ("Washington, D.C. 20549", 10),
+    ("FORM 10-K", 14),
+    ("ANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE SECURITIES EXCHANGE ACT OF 1934", 9),
+    ("For the fiscal year ended September 25, 2021", 10),
+    ("Apple Inc.", 14),
+    ("(Exact name of registrant as specified in its charter)", 8),
+    ("California 94-2404110", 10),
+]
+FILING_BODY = [
+    "PART I\nItem 1. Business\nThe Company designs, manufactures and markets smartphones.",
+    "Item 1A. Risk Factors\nThe Company's operations and performance depend on economic conditions.",
+]
+
+
+def build_cover_pdf(
+    path: Path,
+    cover: list[tuple[str, float]] | None,
+    title: str | None = None,
+    body: list[str] = FILING_BODY,
+    scale: float = 1,
+) -> Path:
+    """A PDF whose page 1 draws each ``(line, font size)`` of ``cover`` (None: a drawn shape, no
+    text), then one page per entry of ``body`` in 10-point text. With ``scale`` the cover is
+    drawn at ``size / scale`` points under a ``scale`` transform (how some producers write text:
+    same printed size)."""
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(path))
+    if title is not None:
+        c.setTitle(title)
+    if cover is None:
+        c.rect(100, 100, 300, 400, fill=1)
+    y = 760.0
+    for line, size in cover or []:
+        y -= size * 1.6
+        c.saveState()
+        c.translate(72, y)
+        c.scale(scale, scale)
+        c.setFont("Helvetica-Bold" if size > 10 else "Helvetica", size / scale)
+        c.drawString(0, 0, line)
+        c.restoreState()
+    c.showPage()
+    for page in body:
+        c.setFont("Helvetica", 10)
+        for k, line in enumerate(page.split("\n")):
+            c.drawString(72, 720 - 14 * k, line)
+        c.showPage()
+    c.save()
+    return path
+
+
 def build_encrypted_pdf(path: Path) -> Path:
     """A PDF that needs a user password to open."""
     from reportlab.lib import pdfencrypt

@@ -46,6 +46,7 @@ class Document:
     title: str = ""
     source: str = ""  # file the document came from, for error messages
     pages: tuple[Page, ...] = ()  # page spans of a paged source, in order; () when not paged
+    title_source: str = ""  # the rule that named it (parsing.titles.SOURCES); "" when not parsed
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,8 @@ def write_qa(root: Path, gold: list[Any], questions: list[str] | None = None) ->
     (root / "qa.json").write_text(json.dumps(records), encoding="utf-8")
 
 
-def test_every_format_is_a_document_with_a_title(kb: Path) -> None:
+def test_every_format_is_a_document_with_a_title(kb: Path, caplog) -> None:
+    caplog.set_level("DEBUG", logger="situate")
     corpus = FolderLoader(str(kb)).load()
     docs = {d.doc_id: d for d in corpus.documents}
     assert list(docs) == [
@@ -74,7 +75,20 @@ def test_every_format_is_a_document_with_a_title(kb: Path) -> None:
     assert docs["handbook.docx"].text == HANDBOOK_TEXT
     assert docs["rate-limits.html"].text == RATE_LIMITS_TEXT
     assert docs["guide.md"].text == GUIDE and docs["3M_2018_10K.txt"].text == FILING
-    assert corpus.notes == {"files_skipped": 0, "empty_pages": 0}
+    assert corpus.notes == {
+        "files_skipped": 0,
+        "empty_pages": 0,
+        "titles_from_cover": 0,
+        "titles_from_metadata": 2,
+        "titles_from_heading": 2,
+        "titles_from_sidecar": 0,
+        "titles_from_filename": 1,
+    }
+    assert (
+        f"{kb}: 5 documents: titles from metadata 2, the first heading 2, file name 1"
+    ) in caplog.text
+    assert "3M_2018_10K.txt: title '3M 2018 10K' (rule: filename)" in caplog.text
+    assert "report.pdf: title 'Annual Report 2023' (rule: metadata)" in caplog.text
 
 
 def test_headings_of_html_and_docx_reach_the_chunks_and_heading_path(kb: Path) -> None:
@@ -161,7 +175,10 @@ def test_a_bad_file_is_skipped_and_counted_or_stops_the_load(kb: Path) -> None:
     corpus = FolderLoader(str(kb), on_bad_file="skip").load()
     assert "locked.pdf" not in {d.doc_id for d in corpus.documents}
     assert len(corpus.documents) == 6
-    assert corpus.notes == {"files_skipped": 1, "empty_pages": 1}
+    assert {k: v for k, v in corpus.notes.items() if not k.startswith("titles_")} == {
+        "files_skipped": 1,
+        "empty_pages": 1,
+    }
 
 
 @pytest.mark.slow
@@ -194,6 +211,7 @@ def test_mixed_folder_runs_end_to_end(kb: Path, tmp_path: Path) -> None:
     metrics = result["metrics"]
     assert (metrics["n_documents"], metrics["n_questions"], metrics["files_skipped"]) == (5, 3, 0)
     assert metrics["quotes_exact"] == 2  # tracked with the run
+    assert (metrics["titles_from_metadata"], metrics["titles_from_filename"]) == (2, 1)
     # one chunk per section: text 1, guide 2, handbook 3, rate limits 3, report 1 (no headings)
     assert metrics["n_chunks"] == 10
     # each question's words are in its gold chunk and in no other: the gold chunk ranks first

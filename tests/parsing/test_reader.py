@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
 
 from document_fixtures import (
+    FILING_COVER,
     REPORT_TITLE,
+    build_cover_pdf,
     build_encrypted_pdf,
     build_handbook_docx,
     build_image_only_pdf,
@@ -15,7 +18,7 @@ from document_fixtures import (
 )
 from situate.errors import SituateError
 from situate.parsing.reader import DEFAULT_SUFFIXES, DocumentReader, default_parsers
-from situate.store import BlobStore
+from situate.store import BlobStore, content_hash
 
 
 def reader(**kwargs) -> DocumentReader:
@@ -48,10 +51,57 @@ def test_find_by_suffix_and_read(folder: Path) -> None:
     assert [d.doc_id for d in docs] == ["notes.md", "report.pdf", "sub/handbook.docx"]
     # the first heading beats the sidecar; PDF and DOCX metadata titles
     assert [d.title for d in docs] == ["Notes", REPORT_TITLE, "Employee Handbook"]
+    assert [d.title_source for d in docs] == ["heading", "metadata", "metadata"]
     assert [len(d.pages) for d in docs] == [0, 3, 0]
     assert docs[1].source == str(folder / "report.pdf")
     assert (result.parsed, result.cached) == (3, 0)
-    assert result.notes() == {"files_skipped": 0, "empty_pages": 0}
+    assert result.notes() == {"files_skipped": 0, "empty_pages": 0, **titles(metadata=2, heading=1)}
+
+
+def titles(**counts: int) -> dict[str, int]:
+    """The ``titles_from_*`` notes: every rule, 0 where none named a document."""
+    rules = ("cover", "metadata", "heading", "sidecar", "filename")
+    return {f"titles_from_{rule}": counts.get(rule, 0) for rule in rules}
+
+
+def test_title_rules_are_recorded_and_counted(folder: Path) -> None:
+    build_cover_pdf(folder / "aapl.pdf", FILING_COVER, "0000320187-21-000028")
+    (folder / "plain.txt").write_text("No title of its own.\n")
+    (folder / "sub" / "draft.md").write_text("Text without a heading.\n")
+    (folder / "sub" / "draft.md.meta.json").write_text('{"title": "Team draft"}')
+    result = reader().read_folder(folder)
+    named = {d.doc_id: (d.title, d.title_source) for d in result.documents}
+    assert named == {
+        "aapl.pdf": ("Apple Inc. - Form 10-K 2021", "cover"),
+        "notes.md": ("Notes", "heading"),
+        "plain.txt": ("plain", "filename"),
+        "report.pdf": (REPORT_TITLE, "metadata"),
+        "sub/draft.md": ("Team draft", "sidecar"),
+        "sub/handbook.docx": ("Employee Handbook", "metadata"),
+    }
+    assert result.title_sources() == {
+        "cover": 1, "metadata": 2, "heading": 1, "sidecar": 1, "filename": 1
+    }  # fmt: skip
+    assert result.notes() == {
+        "files_skipped": 0,
+        "empty_pages": 0,
+        **titles(cover=1, metadata=2, heading=1, sidecar=1, filename=1),
+    }
+
+
+def test_a_parse_cached_before_the_title_rules_is_not_served(folder: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache" / "parsed.sqlite"
+    pdf = build_cover_pdf(folder / "aapl.pdf", FILING_COVER, "0000320187-21-000028")
+    # what an older situate stored: its pdf identity had no title rules, its record no rule
+    old_identity = {"parser": "pdf", "page_separator": "\n\n"}
+    old_key = content_hash(old_identity, hashlib.sha256(pdf.read_bytes()).hexdigest())
+    old = b'{"text": "x", "title": "0000320187-21-000028", "pages": [[1, 0, 1]]}'
+    BlobStore(cache, "parsed").put_many([(old_key, old)])
+    result = reader(cache=cache).read(folder, [pdf])
+    assert (result.parsed, result.cached) == (1, 0)
+    assert result.documents[0].title == "Apple Inc. - Form 10-K 2021"
+    for name in ("pdf", "html", "docx", "markdown"):
+        assert "titles" in default_parsers()[name].identity()
 
 
 def test_suffix_mapping_is_configuration(folder: Path) -> None:
@@ -75,7 +125,8 @@ def test_cache_reparses_only_changed_files(folder: Path, tmp_path: Path) -> None
     assert len(BlobStore(cache, "parsed")) == 3
     again = reader(cache=cache).read(folder, files)
     assert (again.parsed, again.cached) == (0, 3)
-    assert again.documents == first.documents  # pages and titles survive the cache
+    assert again.documents == first.documents  # pages, titles and their rules survive the cache
+    assert [d.title_source for d in again.documents] == ["heading", "metadata", "metadata"]
     (folder / "notes.md").write_text("# Notes\n\nSee the new report.\n", encoding="utf-8")
     changed = reader(cache=cache).read(folder, files)
     assert (changed.parsed, changed.cached) == (1, 2)
@@ -104,7 +155,7 @@ def test_bad_files_skipped_and_counted(folder: Path, caplog) -> None:
     r = reader(on_bad_file="skip")
     result = r.read(folder, r.find(folder)[0])
     assert [d.doc_id for d in result.documents] == ["notes.md", "report.pdf", "sub/handbook.docx"]
-    assert result.notes() == {"files_skipped": 3, "empty_pages": 0}
+    assert result.notes() == {"files_skipped": 3, "empty_pages": 0, **titles(metadata=2, heading=1)}
     assert result.skipped == [
         f"{huge}: 200.0 MB is over dataset.max_file_mb=100; split the file or raise "
         "dataset.max_file_mb",

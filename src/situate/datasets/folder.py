@@ -46,6 +46,7 @@ from situate.datasets.quotes import (
     normalized_quote,
 )
 from situate.errors import SituateError
+from situate.parsing import titles
 from situate.parsing.base import Parser
 from situate.parsing.reader import DEFAULT_SUFFIXES, DocumentReader, ReadResult, default_parsers
 from situate.questions.records import GeneratedQuestion, read_questions
@@ -141,7 +142,8 @@ class FolderLoader:
         -------
         Corpus
             Documents in sorted path order; questions in ``qa.json`` order; no prechunks.
-            ``notes``: ``files_skipped``, ``empty_pages`` and how many quotes each rule matched.
+            ``notes``: ``files_skipped``, ``empty_pages``, how many documents each title rule
+            named (``titles_from_cover``, ...) and how many quotes each rule matched.
         """
         fix = "set dataset.path=<folder of documents>"
         root = existing_path(self.path, "dataset folder", fix)
@@ -172,6 +174,9 @@ class FolderLoader:
             skip.add(qa_path.resolve().relative_to(root.resolve()).as_posix())
         read = self.reader.read_folder(root, not_documents=skip)
         log.info("%s: %d parsed, %d from the parse cache", root, read.parsed, read.cached)
+        log.info("%s: %s", root, titles.summary(read.title_sources()))
+        for d in read.documents:
+            log.debug("%s: title %r (rule: %s)", d.doc_id, d.title, d.title_source)
         return read
 
     def questions_file(self) -> Path:

@@ -1,4 +1,4 @@
-"""The parser protocol, what a parser returns, and the title rules every format shares.
+"""The parser protocol, what a parser returns, and the last title rules (sidecar, file name).
 
 A parser turns one file into a :class:`ParsedDocument`. Its ``text`` *is* the document: every
 character offset (gold spans, chunk spans, search results) refers to it. Structure the chunkers
@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from situate.chunking.markdown import heading_title, split_lines
 from situate.errors import SituateError
+from situate.parsing.titles import COVER, FILENAME, SIDECAR
 from situate.records import Page
 
 _BLANK_RUNS = re.compile(r"\n[ \t]*(?:\n[ \t]*){2,}")
@@ -32,25 +33,37 @@ class ParsedDocument:
     text : str
         The document text (Markdown headings and table rows where the format has them).
     title : str
-        The title the file itself gives (metadata title, else first heading), "" when none.
+        The title the file itself gives (the first usable candidate of its format under
+        :mod:`situate.parsing.titles`), "" when none.
     pages : tuple of Page
         Page spans of a paged format, in order; ``()`` otherwise.
+    title_source : str
+        The rule that gave ``title`` (``metadata``, ``heading``, ``cover``), "" without a title.
     """
 
     text: str
     title: str = ""
     pages: tuple[Page, ...] = ()
+    title_source: str = ""
 
     def to_json(self) -> bytes:
         pages = [[p.number, p.start, p.end] for p in self.pages]
-        record = {"text": self.text, "title": self.title, "pages": pages}
+        record = {
+            "text": self.text,
+            "title": self.title,
+            "pages": pages,
+            "title_source": self.title_source,
+        }
         return json.dumps(record, ensure_ascii=False).encode("utf-8")
 
     @classmethod
     def from_json(cls, data: bytes) -> ParsedDocument:
+        # Parses cached before titles named their rule lack "title_source": only the text
+        # parser's (no title, so "" is right); the parsers that pick titles carry TITLE_RULES in
+        # their identity, so their older entries are under other keys and never read.
         record = json.loads(data)
         pages = tuple(Page(n, s, e) for n, s, e in record["pages"])
-        return cls(record["text"], record["title"], pages)
+        return cls(record["text"], record["title"], pages, record.get("title_source", ""))
 
 
 class Parser(Protocol):
@@ -109,9 +122,18 @@ def sidecar_title(path: Path) -> str:
     return " ".join(title.split())
 
 
-def document_title(path: Path, parsed: ParsedDocument) -> str:
-    """The title a document gets: the file's own, else its sidecar's, else its readable name."""
-    return parsed.title or sidecar_title(path) or readable_name(path)
+def document_title(path: Path, parsed: ParsedDocument) -> tuple[str, str]:
+    """The title a document gets and the rule that gave it (:data:`~situate.parsing.titles.SOURCES`):
+    the file's own (metadata, first heading), else its sidecar's (taken as written), else a PDF
+    cover's most prominent line (a guess, so a sidecar overrides it), else its readable name."""
+    if parsed.title and parsed.title_source != COVER:
+        return parsed.title, parsed.title_source
+    sidecar = sidecar_title(path)
+    if sidecar:
+        return sidecar, SIDECAR
+    if parsed.title:
+        return parsed.title, parsed.title_source
+    return readable_name(path), FILENAME
 
 
 def decode_text(path: Path, data: bytes, encoding: str = "utf-8") -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 from situate.errors import SituateError
 from situate.parsing.base import ParsedDocument, first_heading, tidy_markdown
+from situate.parsing.titles import HEADING, METADATA, TITLE_RULES, first_usable
 
 _HEADING_STYLE = re.compile(r"heading\s*([1-6])", re.IGNORECASE)
 
@@ -57,13 +58,14 @@ def paragraph_line(paragraph: Any) -> str:
 class DocxParser:
     """Read a ``.docx`` file's body (paragraphs and tables, in order) as Markdown.
 
-    Title: ``core_properties.title``, else the first heading.
+    Title: ``core_properties.title``, else the first heading (the first that
+    :mod:`situate.parsing.titles` accepts).
     """
 
     name = "docx"
 
     def identity(self) -> dict[str, Any]:
-        return {"parser": self.name}
+        return {"parser": self.name, "titles": TITLE_RULES}
 
     def parse(self, path: Path) -> ParsedDocument:
         import docx
@@ -86,5 +88,6 @@ class DocxParser:
         text = tidy_markdown("\n\n".join(b for b in blocks if b))
         if not text:
             raise SituateError(f"{path}: empty document (no text); add text to it or remove it")
-        title = " ".join((document.core_properties.title or "").split())
-        return ParsedDocument(text, title or first_heading(text) or "")
+        declared = " ".join((document.core_properties.title or "").split())
+        title, source = first_usable([(declared, METADATA), (first_heading(text), HEADING)])
+        return ParsedDocument(text, title, title_source=source)

@@ -14,6 +14,7 @@ from typing import Any
 
 from situate.errors import SituateError
 from situate.parsing.base import ParsedDocument, decode_text, first_heading, tidy_markdown
+from situate.parsing.titles import HEADING, METADATA, TITLE_RULES, first_usable
 
 BOILERPLATE = ("nav", "header", "footer", "aside", "script", "style", "noscript", "form", "iframe")
 
@@ -39,10 +40,16 @@ class HtmlParser:
         self.encoding = encoding
 
     def identity(self) -> dict[str, Any]:
-        return {"parser": self.name, "drop": list(self.drop), "encoding": self.encoding}
+        return {
+            "parser": self.name,
+            "drop": list(self.drop),
+            "encoding": self.encoding,
+            "titles": TITLE_RULES,
+        }
 
     def parse(self, path: Path) -> ParsedDocument:
-        """Markdown of the main content; title = its first heading, else ``<title>``."""
+        """Markdown of the main content; title = its first heading, else ``<title>`` (the first
+        that :mod:`situate.parsing.titles` accepts)."""
         from bs4 import BeautifulSoup
         from markdownify import ATX, MarkdownConverter
 
@@ -59,4 +66,5 @@ class HtmlParser:
                 f"{path}: no text in the page's main content once {', '.join(self.drop)} are "
                 "removed; check the file or set dataset.parsers.html.drop=[script,style]"
             )
-        return ParsedDocument(text, first_heading(text) or page_title)
+        title, source = first_usable([(first_heading(text), HEADING), (page_title, METADATA)])
+        return ParsedDocument(text, title, title_source=source)

@@ -4,18 +4,36 @@ pypdfium2 wraps PDFium, the PDF engine of Chromium: Apache-2.0/BSD, prebuilt whe
 platform, no model and nothing downloaded at run time. Scanned pages have no text layer; a PDF
 with no text on any page is refused with the fix (OCR it first), an empty page in a PDF with
 text is kept as an empty page span and counted.
+
+Title: the metadata ``Title`` when :mod:`situate.parsing.titles` accepts it, else the cover's most
+prominent line(s): the characters of page 1 grouped into lines, each line's font size the largest
+of its characters (PDFium's font size times the scale of the character's matrix, so text drawn at
+size 1 and scaled counts at its printed size), measured against the body text (the median
+over the characters of the first :data:`BODY_PAGES` pages of their lines' sizes;
+:func:`~situate.parsing.titles.cover_title`).
 """
 
 from __future__ import annotations
 
 import logging
-import re
+import math
 import unicodedata
 from pathlib import Path
 from typing import Any
 
 from situate.errors import SituateError
 from situate.parsing.base import ParsedDocument
+from situate.parsing.titles import (
+    COVER,
+    METADATA,
+    TITLE_RULES,
+    TextLine,
+    body_size,
+    cover_title,
+    first_usable,
+    tidy,
+    title_problem,
+)
 from situate.records import Page
 
 log = logging.getLogger("situate")
@@ -23,17 +41,42 @@ log = logging.getLogger("situate")
 _ERR_FORMAT = 3  # PDFium's FPDF_ERR_FORMAT: not a PDF, or a damaged one
 _ERR_PASSWORD = 4  # FPDF_ERR_PASSWORD: encrypted, a password is needed
 _KEEP = {"\n", "\t"}
-# Metadata titles that name no document: tool defaults and file names of the source.
-_PLACEHOLDER_TITLE = re.compile(
-    r"untitled(?:[-\s]?\d+)?|document\d*|microsoft \w+ - .*|.*\.(?:docx?|pdf|indd|tex|rtf)",
-    re.IGNORECASE,
-)
+BODY_PAGES = 3  # pages whose characters give the body text's size
+_LINE_BREAKS = {0x0A, 0x0D}
 
 
-def metadata_title(metadata: dict[str, Any]) -> str:
-    """The PDF's ``Title`` with spacing tidied, or "" when missing or a placeholder."""
-    title = " ".join(str(metadata.get("Title") or "").split())
-    return "" if _PLACEHOLDER_TITLE.fullmatch(title) else title
+def text_lines(textpage: Any) -> list[TextLine]:
+    """The lines of a PDFium text page (split at its line breaks), each with its font size."""
+    import pypdfium2.raw as raw
+
+    matrix = raw.FS_MATRIX()
+    lines, chars, size = [], [], 0.0
+    for index in range(textpage.count_chars()):
+        code = raw.FPDFText_GetUnicode(textpage, index)
+        if code in _LINE_BREAKS:
+            if chars:
+                lines.append(TextLine("".join(chars), size))
+            chars, size = [], 0.0
+            continue
+        ch = chr(code) if 0 < code <= 0x10FFFF else ""
+        if not ch or unicodedata.category(ch).startswith("C"):
+            continue
+        chars.append(ch)
+        if not ch.isspace():
+            size = max(size, char_size(textpage, index, matrix))
+    if chars:
+        lines.append(TextLine("".join(chars), size))
+    return [line for line in lines if line.text.strip()]
+
+
+def char_size(textpage: Any, index: int, matrix: Any) -> float:
+    """The printed font size of one character: PDFium's size times its matrix's scale."""
+    import pypdfium2.raw as raw
+
+    size = raw.FPDFText_GetFontSize(textpage, index)
+    if raw.FPDFText_GetMatrix(textpage, index, matrix):
+        size *= math.sqrt(abs(matrix.a * matrix.d - matrix.b * matrix.c))
+    return round(size, 1)
 
 
 def clean_page_text(text: str) -> str:
@@ -63,10 +106,10 @@ class PdfParser:
         self.page_separator = page_separator
 
     def identity(self) -> dict[str, Any]:
-        return {"parser": self.name, "page_separator": self.page_separator}
+        return {"parser": self.name, "page_separator": self.page_separator, "titles": TITLE_RULES}
 
     def parse(self, path: Path) -> ParsedDocument:
-        """The text of every page, the page spans and the metadata title.
+        """The text of every page, the page spans and the title (metadata, else cover).
 
         Raises
         ------
@@ -80,8 +123,8 @@ class PdfParser:
         except pdfium.PdfiumError as e:
             raise _open_error(path, e) from e
         try:
-            title = metadata_title(pdf.get_metadata_dict())
             texts = [self._page_text(pdf, i) for i in range(len(pdf))]
+            title, source = self._title(path, pdf) if any(texts) else ("", "")
         finally:
             pdf.close()
         if not any(texts):
@@ -103,7 +146,34 @@ class PdfParser:
                 path,
                 ", ".join(map(str, empty)),
             )
-        return ParsedDocument(self.page_separator.join(texts), title, tuple(pages))
+        return ParsedDocument(self.page_separator.join(texts), title, tuple(pages), source)
+
+    @staticmethod
+    def _title(path: Path, pdf: Any) -> tuple[str, str]:
+        """The metadata title if usable, else the cover's; the rule that gave it."""
+        declared = tidy(str(pdf.get_metadata_dict().get("Title") or ""))
+        problem = title_problem(declared)
+        if problem is None:
+            return declared, METADATA
+        if declared:
+            log.debug("%s: metadata title %r is no title (%s)", path, declared, problem)
+        pages = [PdfParser._lines(pdf, i) for i in range(min(BODY_PAGES, len(pdf)))]
+        sizes: dict[float, int] = {}
+        for line in (line for page in pages for line in page):
+            sizes[line.size] = sizes.get(line.size, 0) + len(line.text.strip())
+        return first_usable([(cover_title(pages[0], body_size(sizes.items())), COVER)])
+
+    @staticmethod
+    def _lines(pdf: Any, index: int) -> list[TextLine]:
+        page = pdf[index]
+        try:
+            textpage = page.get_textpage()
+            try:
+                return text_lines(textpage)
+            finally:
+                textpage.close()
+        finally:
+            page.close()
 
     @staticmethod
     def _page_text(pdf: Any, index: int) -> str:

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from situate.errors import SituateError
 from situate.parsing.base import SIDECAR_SUFFIX, ParsedDocument, Parser, document_title
+from situate.parsing.titles import SOURCES
 from situate.records import Document
 from situate.store import BlobStore, content_hash
 
@@ -36,9 +38,16 @@ class ReadResult:
     skipped: list[str] = field(default_factory=list)  # one-line reason per skipped file
 
     def notes(self) -> dict[str, int | str]:
-        """What a Corpus records: files skipped and empty pages (counts)."""
+        """What a Corpus records: files skipped, empty pages and the documents each title rule
+        named (``titles_from_cover``, ...: every rule of ``SOURCES``, 0 included), as counts."""
         empty = sum(1 for d in self.documents for p in d.pages if p.start == p.end)
-        return {"files_skipped": len(self.skipped), "empty_pages": empty}
+        titles = {f"titles_from_{s}": n for s, n in self.title_sources().items()}
+        return {"files_skipped": len(self.skipped), "empty_pages": empty, **titles}
+
+    def title_sources(self) -> dict[str, int]:
+        """How many documents each title rule named, every rule of ``SOURCES`` listed."""
+        counts = Counter(d.title_source for d in self.documents)
+        return {s: counts[s] for s in SOURCES}
 
 
 class DocumentReader:
@@ -153,7 +162,7 @@ class DocumentReader:
         for path in files:
             try:
                 parsed, fresh = self._parse(path)
-                title = document_title(path, parsed)
+                title, source = document_title(path, parsed)
             except SituateError as e:
                 if self.on_bad_file == "error":
                     raise
@@ -163,7 +172,8 @@ class DocumentReader:
             result.parsed += fresh
             result.cached += not fresh
             doc_id = path.relative_to(root).as_posix()
-            result.documents.append(Document(doc_id, parsed.text, title, str(path), parsed.pages))
+            document = Document(doc_id, parsed.text, title, str(path), parsed.pages, source)
+            result.documents.append(document)
         if result.skipped:
             log.warning(
                 "%s: %d bad file(s) skipped (dataset.on_bad_file=skip)", root, len(result.skipped)
