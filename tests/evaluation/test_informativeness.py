@@ -14,6 +14,7 @@ from situate.evaluation.informativeness import (
     Thresholds,
     detectable_effect_size,
     informativeness,
+    markdown_lines,
     pair_power,
     paired_t_power,
     questions_needed,
@@ -305,3 +306,46 @@ def test_bad_input_is_one_line():
         informativeness({"mrr": {"a": [1, 0], "b": [0, 1]}, "pass_at_5": {"a": [1], "c": [1]}})
     with pytest.raises(SituateError, match="no metric"):
         informativeness({})
+
+
+def test_markdown_lines_hold_the_paragraph_a_row_per_metric_and_per_pair():
+    s = saturated_set()
+    mrr = {a: v * 0.5 for a, v in s.items()}  # every arm at 0.5 on 0-89: nothing at the maximum
+    r = informativeness({"pass_at_20": s, "mrr": mrr}, baseline="base")
+    lines = markdown_lines(r)
+    assert lines[:4] == ["## How informative is this question set", "", r.paragraph, ""]
+    table = [line for line in lines if line.startswith("| ")]
+    assert table[0].startswith("| metric | questions | arms' means | every arm solves |")
+    by_metric = {row.split(" | ")[0]: row for row in table[1:3]}
+    # Pass@20: means 94.0-96.0%, 93% solved by every arm, 4% by none, 3% differ (q93, q94, q95)
+    assert by_metric["| Pass@20"].startswith(
+        "| Pass@20 | 100 | 94.0-96.0% | 93% | 4% | 3% | 0 of 2 | 4.4 points |"
+    )
+    assert by_metric["| Pass@20"].endswith("| saturated |")
+    # MRR halves every score: d and sd halve, so the ratios are Pass@20's; it is neither
+    # saturated (nothing at 1.0; means 0.47-0.48) nor floored, so it is recommended, in bold
+    assert r.headline == "mrr"
+    assert by_metric["| **MRR**"].startswith("| **MRR** | 100 | 0.470-0.480 | 0% | 4% | 3% |")
+    # its arms differ by less than its MDE (0.022 with sd 0.087 and 0.070), but 0.022 is below
+    # max_mde (0.05): the set can detect small differences, the arms score alike on it
+    assert by_metric["| **MRR**"].endswith("| 0 of 2 | 0.022 | ~130 / 22 | recommended headline |")
+    assert r.separates and r.warning is None
+    assert r.verdict == (
+        "question set: no compared pair differs at MRR by the smallest detectable difference "
+        "0.022 with 100 questions: the arms score alike on it; recommended report.headline=mrr"
+    )
+    assert r.paragraph.startswith(
+        "This question set tells the arms it compares apart best at MRR (recommended "
+        "report.headline: mrr), but none of the 2 compared pairs differs by the smallest "
+        "difference it can detect: on these questions the arms score alike (largest difference: "
+        "0.010). With its 100 questions that is 0.022 (median over the pairs;"
+    )
+    assert r.paragraph.endswith(
+        "It is saturated at Pass@20: 93% of its 100 questions are answered by every arm: do not "
+        "compare arms at that metric."
+    )
+    pairs = table[3:]
+    assert pairs[0].startswith("| pair | difference | sd of the differences |")
+    # heading - base at MRR: mean d 0.005, sd 0.17379 / 2 = 0.08689
+    assert pairs[1].startswith("| heading - base | +0.005 | 0.087 | ")
+    assert len(pairs) == 3

@@ -479,10 +479,18 @@ def _warning_line(r: Informativeness) -> str:
 
 def _informative_line(r: Informativeness) -> str:
     m = r.best
+    detectable = (
+        f"smallest detectable difference {_amount(m.metric, m.median_mde)} with "
+        f"{m.saturation.questions} questions"
+    )
+    if not m.separated:
+        return (
+            f"question set: no compared pair differs at {metric_name(m.metric)} by the "
+            f"{detectable}: the arms score alike on it; recommended report.headline={r.headline}"
+        )
     return (
         f"question set separates {m.separated} of {len(m.pairs)} compared pairs at "
-        f"{metric_name(m.metric)} (smallest detectable difference {_amount(m.metric, m.median_mde)}"
-        f" with {m.saturation.questions} questions); recommended report.headline={r.headline}"
+        f"{metric_name(m.metric)} ({detectable}); recommended report.headline={r.headline}"
     )
 
 
@@ -495,21 +503,29 @@ def _paragraph(r: Informativeness) -> str:
         else f"{_pct(t.power)} power, alpha {t.alpha:g}"
     )
     sentences = []
-    if r.separates:
+    if r.separates and m.separated:
         sentences.append(
             f"This question set separates the arms it compares best at {name} (recommended "
             f"report.headline: {r.headline}): {m.separated} of {len(m.pairs)} compared pairs "
             f"differ by at least the smallest difference it can detect."
         )
-        if not (math.isinf(m.median_mde) or m.median_mde == 0):
-            needed = _effects_text(m, t.effects)
-            sentences.append(
-                f"With its {m.saturation.questions} questions that is "
-                f"{_amount(m.metric, m.median_mde)} (median over the pairs; {test}"
-                + (f"; {needed}" if needed else "")
-                + ")."
-            )
-    else:
+    elif r.separates:
+        largest = max(abs(p.difference) for p in m.pairs)
+        sentences.append(
+            f"This question set tells the arms it compares apart best at {name} (recommended "
+            f"report.headline: {r.headline}), but none of the {len(m.pairs)} compared pairs "
+            f"differs by the smallest difference it can detect: on these questions the arms "
+            f"score alike (largest difference: {_amount(m.metric, largest)})."
+        )
+    if r.separates and not (math.isinf(m.median_mde) or m.median_mde == 0):
+        needed = _effects_text(m, t.effects)
+        sentences.append(
+            f"With its {m.saturation.questions} questions that is "
+            f"{_amount(m.metric, m.median_mde)} (median over the pairs; {test}"
+            + (f"; {needed}" if needed else "")
+            + ")."
+        )
+    if not r.separates:
         why = _why(m)
         sentences.append(f"This question set is {why}.")
         power = _power_clause(m, t.effects, f"median over the compared pairs; {test}")
@@ -538,3 +554,70 @@ def _paragraph(r: Informativeness) -> str:
             + ("that metric." if len(others) == 1 else "those metrics.")
         )
     return " ".join(sentences)
+
+
+# -- Markdown -------------------------------------------------------------------------------------
+
+
+def markdown_lines(r: Informativeness) -> list[str]:
+    """The informativeness as Markdown lines for a report: the paragraph, a row per metric
+    (saturation, separated pairs, median MDE and questions needed, its verdict; the recommended
+    headline in bold) and a row per compared pair at the recommended metric."""
+    t = r.thresholds
+    effects = " / ".join(f"{100 * e:g}" for e in t.effects)
+    out = ["## How informative is this question set", "", r.paragraph, ""]
+    out += [
+        f"Per metric: the arms' means, the share of questions every arm solves (scores the "
+        f"maximum) and no arm does (scores 0), the share on which the arms score differently; over "
+        f"the compared pairs, those whose difference reaches the smallest difference the set can "
+        f"detect (paired t-test, {_pct(t.power)} power, alpha {t.alpha:g}; median over the pairs) "
+        f"and the questions it would take to detect {effects} points (MRR: "
+        f"{' / '.join(f'{e:g}' for e in t.effects)}; Sakai's topic set size design, 2016).",
+        "",
+    ]
+    rows = []
+    for name, m in r.metrics.items():
+        s = m.saturation
+        label = f"**{metric_name(name)}**" if name == r.headline else metric_name(name)
+        needed = " / ".join(
+            "-" if (n := m.median_needed(e)) is None else _count(n) for e in t.effects
+        )
+        mde = "-" if math.isinf(m.median_mde) else _amount(name, m.median_mde)
+        verdict = m.problem or ("recommended headline" if name == r.headline else "separates")
+        rows.append(
+            [label, s.questions, _means_range(s), _pct(s.all_solved), _pct(s.none_solved),
+             _pct(s.discriminating), f"{m.separated} of {len(m.pairs)}", mde, needed, verdict]
+        )  # fmt: skip
+    out += _table(
+        ["metric", "questions", "arms' means", "every arm solves", "no arm solves",
+         "arms differ", "pairs separated", "detectable difference",
+         f"questions for {effects} points", "verdict"],
+        rows,
+    )  # fmt: skip
+    m = r.best
+    out += ["", f"Compared pairs at {metric_name(r.headline)}:", ""]
+    pair_rows = []
+    for p in m.pairs:
+        sign = "+" if p.difference > 0 else ""
+        mde = "-" if p.identical else _amount(m.metric, p.mde)
+        needed = ["-" if p.needed.get(e) is None else _count(p.needed[e]) for e in t.effects]
+        separated = "never differ" if p.identical else ("yes" if p.separated else "no")
+        pair_rows.append(
+            [f"{p.arm} - {p.versus}", f"{sign}{_amount(m.metric, p.difference)}", f"{p.sd:.3f}",
+             mde, separated, *needed]
+        )  # fmt: skip
+    out += _table(
+        ["pair", "difference", "sd of the differences", "detectable difference", "separated",
+         *(f"questions for {100 * e:g} points" for e in t.effects)],
+        pair_rows,
+    )  # fmt: skip
+    return out
+
+
+def _table(header: list[str], rows: list[list[object]]) -> list[str]:
+    def cell(x: object) -> str:
+        return str(x).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |"]
+    lines.append("|" + "|".join("---" for _ in header) + "|")
+    return lines + ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
