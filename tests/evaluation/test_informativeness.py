@@ -293,6 +293,9 @@ def test_unscored_questions_are_left_out_of_that_metric():
     # questions 2 and 4 are blank in one arm: 4 left; solved by both: 0, 3, 5 -> 3/4
     assert s.questions == 4 and s.all_solved == 0.75
     assert r.best.pairs[0].difference == pytest.approx(0.25)
+    # a metric may list the arms in another order: they are read in the first metric's order
+    swapped = informativeness({"pass_at_5": {"a": a, "b": b}, "mrr": {"b": b, "a": a}})
+    assert [(p.arm, p.versus) for p in swapped.metrics["mrr"].pairs] == [("b", "a")]
 
 
 def test_bad_input_is_one_line():
@@ -304,6 +307,8 @@ def test_bad_input_is_one_line():
         informativeness({"mrr": {"a": [1, 0], "b": [0, 1, 1]}})
     with pytest.raises(SituateError, match="same arms"):
         informativeness({"mrr": {"a": [1, 0], "b": [0, 1]}, "pass_at_5": {"a": [1], "c": [1]}})
+    with pytest.raises(SituateError, match="mrr scores none of the questions"):
+        informativeness({"mrr": {"a": [np.nan, 1], "b": [0, np.nan]}})
     with pytest.raises(SituateError, match="no metric"):
         informativeness({})
 

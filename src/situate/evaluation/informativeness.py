@@ -41,12 +41,15 @@ metric does not score, left out of that metric for every arm) and returns plain 
 - **the best separating metric** (:attr:`Informativeness.headline`): the metric, among those
   given, that separates the compared pairs best on this set, a value for ``report.headline``
   when the metric names are the report's (``pass_at_5``, ``recall_at_20``, ``mrr``): metrics
-  neither saturated nor floored first, then the most *separated* pairs (|mean d| >= MDE), then
-  the largest mean |mean d| / MDE over the compared pairs; the first metric given wins a tie;
+  neither saturated nor floored first, then the most *separated* pairs (|mean d| >= MDE: the
+  set detects a true difference of the size observed with 80% power; stricter than p < 0.05,
+  which asks about 1.96 standard errors where the MDE is about 2.8), then the largest mean
+  |mean d| / MDE over the compared pairs; the first metric given wins a tie;
 - **a verdict**: at that metric the set *cannot separate the arms it compares* when it is
   saturated, floored or underpowered (:class:`Thresholds`); then :attr:`Informativeness.warning`
   is one line for the run log and :attr:`Informativeness.paragraph` says it in words a
-  stakeholder reads, ending "Do not pick a configuration from it."
+  stakeholder reads, ending "Do not pick a configuration from it."; :func:`markdown_lines`
+  puts the paragraph and the tables behind it in Markdown for a report.
 """
 
 from __future__ import annotations
@@ -335,12 +338,12 @@ def informativeness(
         )
     metrics = {}
     for metric, by_arm in scores.items():
-        if list(by_arm) != arms:
+        if set(by_arm) != set(arms):
             raise SituateError(
                 f"informativeness: metric {metric} has arms {sorted(by_arm)}, the first metric "
                 f"{sorted(arms)}; every metric needs the same arms"
             )
-        metrics[metric] = _metric(metric, by_arm, baseline, thresholds)
+        metrics[metric] = _metric(metric, {a: by_arm[a] for a in arms}, baseline, thresholds)
     order = list(metrics)
     headline = max(
         order,
@@ -369,6 +372,11 @@ def _metric(
         )
     keep = ~np.any(np.isnan(np.vstack(list(arrays.values()))), axis=0)
     arrays = {a: v[keep] for a, v in arrays.items()}
+    if not keep.any():
+        raise SituateError(
+            f"informativeness: {metric} scores none of the questions in every arm (NaN marks a "
+            "question it does not score); leave that metric out"
+        )
     if baseline is not None:
         pairs = [(a, baseline) for a in arrays if a != baseline]
     else:
