@@ -18,7 +18,8 @@ import numpy as np
 _BLOCK = 2000  # resamples drawn at a time (bounded memory for large question sets)
 
 
-def _pair(a, b) -> np.ndarray:
+def paired_differences(a, b) -> np.ndarray:
+    """b - a per question, for two score vectors of one length (a ValueError otherwise)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(
@@ -32,7 +33,7 @@ def randomization_test(a, b, permutations: int = 10_000, seed: int = 0) -> float
 
     p = (1 + #{permutations with |mean| >= |observed mean|}) / (1 + permutations), so p is never 0.
     """
-    d = _pair(a, b)
+    d = paired_differences(a, b)
     observed = abs(d.mean()) if len(d) else 0.0
     if not d.any():
         return 1.0
@@ -55,7 +56,7 @@ def bootstrap_ci(
     Percentile rather than BCa: on our metrics' bounded, mostly tied differences it covers at its
     nominal level, and BCa does no better (measured in tests/evaluation/test_bootstrap_coverage.py).
     """
-    d = _pair(a, b)
+    d = paired_differences(a, b)
     if len(d) == 0:
         return (0.0, 0.0)
     rng = np.random.default_rng(seed)
@@ -105,7 +106,7 @@ class Comparison:
 
 def compare(a, b, metric: str, permutations: int = 10_000, seed: int = 0) -> Comparison:
     """Everything a report says about ``b`` against baseline ``a`` on one metric."""
-    d = _pair(a, b)
+    d = paired_differences(a, b)
     low, high = bootstrap_ci(a, b, permutations, seed=seed)
     return Comparison(
         metric=metric,
