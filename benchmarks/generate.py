@@ -41,8 +41,8 @@ def documents(folder: Path) -> None:
 
 
 def one(profile: str, questions: int, concurrency: int) -> dict:
+    from situate.commands.questions_generate import prepare
     from situate.emulators.anthropic_api import AnthropicEmulator
-    from situate.questions.generate_cli import prepare
 
     ttft, tps = PROFILES[profile]
     with (

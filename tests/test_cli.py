@@ -37,6 +37,34 @@ def test_help_imports_nothing_heavy():
     assert "situate run" in proc.stdout
 
 
+def test_help_lists_every_verb_of_the_table_and_every_module_is_one(capsys):
+    import importlib
+
+    import situate.commands
+    from situate.cli import DESCRIPTION
+    from situate.commands import HELPERS, VERBS
+    from situate.commands.questions import main as questions
+
+    listed = DESCRIPTION.split("\nverbs:\n", 1)[1].split("\nconfig groups", 1)[0]
+    heads = [line.split()[0] for line in listed.splitlines() if not line.startswith("   ")]
+    assert heads == list(VERBS)
+    rows = dict(VERBS)
+    rows |= {f"{n} {s}": sub for n, verb in VERBS.items() for s, sub in verb.subverbs.items()}
+    assert [name for name, verb in rows.items() if not verb.help.strip()] == []
+    assert "  questions generate|review|export|import " in listed
+    assert questions(["--help"]) == 0
+    shown = capsys.readouterr().out
+    for name, sub in VERBS["questions"].subverbs.items():
+        assert sub.help_block(name) in shown
+    modules = {verb.module for verb in rows.values()}
+    folder = Path(situate.commands.__file__).parent
+    present = {f"situate.commands.{p.stem}" for p in folder.glob("*.py") if p.stem != "__init__"}
+    assert present == modules | set(HELPERS), (
+        "a module of commands/ that is no verb's: a row of VERBS, or HELPERS"
+    )
+    assert all(callable(importlib.import_module(m).main) for m in modules)
+
+
 @pytest.mark.slow
 def test_unknown_verb():
     proc = run_cli("frobnicate")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from situate.emulators.cli import parse, usage_line
+from situate.commands.emulate import parse, usage_line
 from situate.errors import SituateError
 from situate.providers import ApiGate, Retries, send, vendors
 from situate.providers import openai as openai_vendor

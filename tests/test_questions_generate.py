@@ -248,7 +248,7 @@ def emu(monkeypatch):
 
 
 def generate(args: list[str]) -> int:
-    from situate.questions.generate_cli import main
+    from situate.commands.questions_generate import main
 
     return main("generate", args)
 
@@ -332,7 +332,7 @@ def test_the_estimate_equals_the_billed_input_and_caps_the_output(tmp_path, monk
     questions write the document block once and read it after; the estimate counts with the
     emulator's own counter, so its input is what is billed, and its output is a ceiling."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    from situate.questions.generate_cli import estimate, prepare
+    from situate.commands.questions_generate import estimate, prepare
 
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -16,6 +16,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from conftest import CONF_DIR, run_cli
+from situate.commands.questions_review import main as review_main
 from situate.datasets.folder import FolderLoader
 from situate.embedding.onnx_minilm import OnnxMiniLMEmbedder
 from situate.errors import SituateError
@@ -36,7 +37,6 @@ from situate.questions.records import (
     read_questions,
     write_questions,
 )
-from situate.questions.review_cli import main as review_main
 from situate.records import Document, Span, Usage
 
 PLANS = "# Plans\n\nThe Pro plan allows 600 requests per minute. The Free plan allows 60.\n"

@@ -86,11 +86,10 @@ def run(overrides: Sequence[str] = ()) -> Result:
     A preset that sweeps (``experiment=fusion_ablation``) runs its config once, without the
     sweep: use :func:`sweep` for that.
     """
-    from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
     from omegaconf import open_dict, read_write
 
-    from situate.app import run_job
+    from situate.app import Job, run_job
     from situate.config import check_overrides, compose
     from situate.errors import SituateExit
 
@@ -106,7 +105,7 @@ def run(overrides: Sequence[str] = ()) -> Result:
         cfg.hydra.mode = RunMode.RUN
         cfg.hydra.run.dir = str(folder)
         cfg.hydra.runtime.output_dir = str(folder.resolve())
-    HydraConfig.instance().set_config(cfg)
+    job = Job.of(cfg.hydra)  # what the job reads of Hydra, as `situate run` hands it over
     task = cfg.copy()
     with read_write(task), open_dict(task):
         del task["hydra"]
@@ -118,7 +117,7 @@ def run(overrides: Sequence[str] = ()) -> Result:
         tracker.check()  # a dead tracking server: one line in seconds, as `situate run` says
         tracker.prepare()
     try:
-        run_job(task)
+        run_job(task, job)
     except SituateExit as e:
         raise e.error from None
     return Result.from_folder(folder)

@@ -8,6 +8,8 @@ import logging
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import hydra
@@ -161,12 +163,37 @@ def record_failed_run(tracker: Tracker, cfg: DictConfig, pipeline: Pipeline) -> 
         log.warning("could not record the failed run's spend: %s", e)
 
 
-def redact_hydra_files(hc) -> None:
+@dataclass(frozen=True)
+class Job:
+    """What a job reads of Hydra's runtime (``hydra.*`` of its config), handed to :func:`run_job`
+    as a value: where it writes, which option of each group it runs, its overrides as typed, the
+    sweep it belongs to (``None`` outside a sweep) and the folders of Hydra's saved YAML."""
+
+    output_dir: Path
+    choices: Mapping[str, str | None]
+    overrides: tuple[str, ...]
+    sweep_dir: Path | None = None
+    hydra_files: tuple[Path, ...] = ()
+
+    @classmethod
+    def of(cls, hc: DictConfig) -> Job:
+        """The job of a config's ``hydra`` node (``HydraConfig.get()`` in a Hydra job)."""
+        multirun = hc.mode == RunMode.MULTIRUN
+        folders = [Path(hc.runtime.output_dir) / hc.output_subdir] if hc.output_subdir else []
+        if multirun:
+            folders.append(Path(hc.sweep.dir))
+        return cls(
+            output_dir=Path(hc.runtime.output_dir),
+            choices=dict(hc.runtime.choices),
+            overrides=tuple(hc.overrides.task),
+            sweep_dir=Path(hc.sweep.dir) if multirun else None,
+            hydra_files=tuple(folders),
+        )
+
+
+def redact_hydra_files(folders: Sequence[Path]) -> None:
     """Hydra saves the overrides as typed (``.hydra/overrides.yaml``, ``config.yaml``,
     ``hydra.yaml`` and a sweep's ``multirun.yaml``): passwords in URLs there become ``***``."""
-    folders = [Path(hc.runtime.output_dir) / hc.output_subdir] if hc.output_subdir else []
-    if hc.mode == RunMode.MULTIRUN:
-        folders.append(Path(hc.sweep.dir))
     for folder in folders:
         for f in folder.glob("*.yaml"):
             text = f.read_text(encoding="utf-8")
@@ -174,14 +201,14 @@ def redact_hydra_files(hc) -> None:
                 atomic_write_text(f, without_credentials(text))
 
 
-def run_job(cfg: DictConfig) -> dict:
-    """Run one composed config, track it, and return the row the results table prints."""
-    hc = HydraConfig.get()
-    redact_hydra_files(hc)
+def run_job(cfg: DictConfig, job: Job) -> dict:
+    """Run one composed config (without its ``hydra`` node: that is ``job``), track it, and return
+    the row the results table prints."""
+    redact_hydra_files(job.hydra_files)
     uses_llm = "llm" in cfg.context  # prompt and llm are composed always, but only meant with it
     groups = CHOICE_GROUPS + (LLM_GROUPS if uses_llm else ())
-    choices = {g: hc.runtime.choices.get(g) for g in groups}
-    overrides = [without_credentials(o) for o in hc.overrides.task]
+    choices = {g: job.choices.get(g) for g in groups}
+    overrides = [without_credentials(o) for o in job.overrides]
     row: dict = {"choices": choices, "overrides": overrides, "ks": sorted(cfg.eval.ks)}
     tracker: Tracker = instantiate_stage(cfg, "tracking")
     resolved = OmegaConf.to_container(cfg, resolve=True)
@@ -198,7 +225,7 @@ def run_job(cfg: DictConfig) -> dict:
     }
     name = run_name(overrides) or " ".join(f"{g}={choices[g]}" for g in ("context", "fusion"))
     try:
-        parent = parent_run_id(hc.sweep.dir) if hc.mode == RunMode.MULTIRUN else None
+        parent = parent_run_id(job.sweep_dir) if job.sweep_dir is not None else None
         pipeline = build_pipeline(cfg)  # a bad parameter stops here, before a run is opened
         tags.update(pipeline.endpoints())  # an emulator's run says so on its page
         with tracker.run(name, params, tags, parent_run_id=parent) as run_id:
@@ -214,18 +241,16 @@ def run_job(cfg: DictConfig) -> dict:
                 write_artifacts(Path(tmp), cfg, result, row["ks"])
                 tracker.log_artifact_files(tmp)
                 for name_ in ("per_question.csv", "config.yaml"):
-                    atomic_write_bytes(
-                        Path(hc.runtime.output_dir) / name_, (Path(tmp) / name_).read_bytes()
-                    )
+                    atomic_write_bytes(job.output_dir / name_, (Path(tmp) / name_).read_bytes())
         row["metrics"] = result.metrics
     except SituateError as e:
         row["error"] = str(e)
-        atomic_write_text(Path(hc.runtime.output_dir) / RESULT_FILE, json.dumps(row, indent=1))
-        if hc.mode == RunMode.MULTIRUN:
+        atomic_write_text(job.output_dir / RESULT_FILE, json.dumps(row, indent=1))
+        if job.sweep_dir is not None:
             log.error("%s", e)  # one failed job does not sink the sweep; the table shows it
             return row
         raise SituateExit(e) from e
-    atomic_write_text(Path(hc.runtime.output_dir) / RESULT_FILE, json.dumps(row, indent=1))
+    atomic_write_text(job.output_dir / RESULT_FILE, json.dumps(row, indent=1))
     return row
 
 
@@ -234,7 +259,7 @@ def main(cfg: DictConfig) -> float | list[float] | None:
     """One job; returns what a sweeper optimizes (config ``objective``, on dev with a split)."""
     from situate.tuning import objective_value
 
-    row = run_job(cfg)
+    row = run_job(cfg, Job.of(HydraConfig.get()))  # Hydra's runtime, read once, as a value
     try:
         return objective_value(row, cfg.get("objective"), cfg.eval.get("split", "none"))
     except SituateError as e:

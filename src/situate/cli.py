@@ -1,60 +1,20 @@
-"""The ``situate`` command: parses the verb and dispatches to its module (``situate.commands``);
-one-line errors (exit 2), Ctrl-C (exit 130) and ``--debug`` are handled here for every verb."""
+"""The ``situate`` command: parses the verb and dispatches to its module (``situate.commands``,
+whose verb table also gives ``--help`` its verbs); one-line errors (exit 2), Ctrl-C (exit 130)
+and ``--debug`` are handled here for every verb."""
 
 from __future__ import annotations
 
 import os
 import sys
 
-from situate.commands import VERBS, command
+from situate.commands import VERBS, command, help_text
 from situate.stages import help_lines
 
-DESCRIPTION = """\
+DESCRIPTION = f"""\
 situate: a lab for contextual retrieval.
 
 verbs:
-  run [-m] [group=option ...] [key=value ...]
-                      run the pipeline (Hydra): one composed config, or a sweep with -m
-                      e.g. situate run context=none fusion=dense_only
-                           situate run -m context=none,replay fusion=dense_only,rrf
-                           situate run experiment=quickstart
-  index [group=option ...]
-                      build and persist the indexes of a config under outputs/index/<hash>
-  search "QUESTION" [group=option ...] [-k N] [--json]
-                      top k chunks for a question from the persisted index: scores, ids,
-                      source offsets and contexts
-  chunks [group=option ...] [--limit N]
-                      list chunk ids, offsets and the first 90 characters (to write gold);
-                      the first 20 unless --limit says otherwise (0: all)
-  report [group=option ...] [--all-runs] [--out DIR] [--permutations N]
-                      compare a study's latest sweep (or every finished run) with its
-                      baseline: outputs/reports/<study>/index.html (self-contained) and report.md
-                      e.g. situate report experiment=cookbook_replication
-  judge [group=option ...] [--all-runs] [--qrels FILE] [--stored-only]
-                      relevance without labels: pool the top judge.depth chunks of a study's
-                      arms, grade each (question, chunk) pair once with llm (0-3), score every
-                      arm on the judgments and on gold: outputs/reports/<study>/judged.md
-                      e.g. situate judge experiment=cookbook_replication llm=claude_haiku_4_5
-  questions generate|review|export|import [group=option ...]
-                      an evaluation set from your documents: generate questions with a
-                      verbatim quote resolved to span gold (questions=..., llm=...), then
-                      review them in the terminal or through a CSV / JSON Lines file
-                      e.g. situate questions generate dataset=folder dataset.path=docs/
-  estimate [group=option ...] [--judge]
-                      before spending: calls, tokens and cost of contextualizing a dataset with
-                      an llm (with and without caching, with batches), or a synthetic shape
-                      (estimate=seed_shape), with the arithmetic behind every figure;
-                      --judge prices `situate judge` of the study instead (llm's model,
-                      Haiku 4.5 and Haiku 5.5; --llms a,b for other conf/llm options)
-  contexts show|export [group=option ...] [--limit N] [--out FILE]
-                      print (or write as JSON Lines) the contexts of a config with their token
-                      usage; LLM contexts come from the store only: nothing is spent
-  emulate anthropic|openai|cohere [--port N] [--fault-rate R]
-                      serve a local emulator of that provider's API (real token accounting,
-                      prompt caching, injected faults) to run the pipeline against for free
-  data fetch NAME [--dest DIR]
-                      download a public data set (cookbook, covid-qa) with pinned sha256, or
-                      financebench: filings as PDFs with page gold (pinned git commit)
+{help_text()}
 
 config groups (conf/<group>/<option>.yaml):
 """

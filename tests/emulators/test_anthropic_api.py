@@ -473,7 +473,7 @@ def test_cli_serves_until_interrupted():
         [
             sys.executable,
             "-c",
-            "import sys; from situate.emulators.cli import main; sys.exit(main(sys.argv[1:]))",
+            "import sys; from situate.commands.emulate import main; sys.exit(main(sys.argv[1:]))",
             "anthropic",
             "--ttft",
             "0",
@@ -501,7 +501,7 @@ def test_cli_serves_until_interrupted():
 
 
 def test_cli_refuses_a_non_loopback_host(capsys):
-    from situate.emulators.cli import main
+    from situate.commands.emulate import main
 
     assert main(["anthropic", "--host", "0.0.0.0"]) == 2
     assert "loopback" in capsys.readouterr().err
@@ -509,7 +509,7 @@ def test_cli_refuses_a_non_loopback_host(capsys):
 
 
 def test_cli_takes_a_providers_timing_and_refuses_it_where_an_emulator_has_none(capsys):
-    from situate.emulators.cli import build, main, parse, timing_options
+    from situate.commands.emulate import build, main, parse, timing_options
 
     args = parse(["anthropic", "--ttft", "0.4", "--output-tokens-per-second", "150",
                   "--rpm", "50", "--tpm", "40000"])  # fmt: skip

@@ -7,7 +7,7 @@ import threading
 import openai
 import pytest
 
-from situate.emulators.cli import usage_line
+from situate.commands.emulate import usage_line
 from situate.emulators.openai_chat import OpenAIChatEmulator, PrefixCache
 from situate.emulators.server import Faults
 from situate.errors import SituateError

@@ -1,8 +1,9 @@
-"""A small corpus and an LLM context against the Anthropic emulator, and processes to kill, for
-the reliability tests."""
+"""A small corpus and an LLM context against the Anthropic emulator, processes to kill, and the
+harness of ``make reliability`` (``benchmarks/reliability.py``), for the reliability tests."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import subprocess
@@ -17,6 +18,7 @@ from situate.llm.anthropic_provider import AnthropicProvider
 from situate.records import Chunk, Corpus, Document
 
 HERE = Path(__file__).resolve().parent
+HARNESS = HERE.parents[1] / "benchmarks" / "reliability.py"
 HANG = 300  # seconds after which a wait is a hang, not a slow machine
 KEY = "emulator-key-test-reliability"
 MODEL = "claude-haiku-5-5"  # caches from 512 tokens; priced in conf/pricing/default.yaml
@@ -27,6 +29,18 @@ PROMPT = PromptVariant(
     chunk_template="Here is the chunk:\n<chunk>\n{chunk}\n</chunk>\nSituate it in the document.",
     max_tokens=60,
 )
+
+
+def load_harness():
+    """``benchmarks/reliability.py``, a script and no package's module, loaded from its file."""
+    spec = importlib.util.spec_from_file_location("reliability", HARNESS)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up while defined
+    spec.loader.exec_module(module)
+    return module
+
+
+harness = load_harness()
 
 
 def document(doc_id: str, title: str, topic: str, paragraphs: int) -> Document:

@@ -6,18 +6,17 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from situate.reliability import Settings, run_suite
+from reliability_support import harness
 
 
 @pytest.mark.slow
 def test_a_run_killed_while_contextualizing_under_20_percent_faults_loses_nothing(
     cookbook_dir, tmp_path
 ):
-    settings = Settings(
+    settings = harness.Settings(
         rates=(0.2,), kills=("contextualize",), max_documents=4, seed=1, out=tmp_path
     )
-    figures = run_suite(settings, echo=lambda _: None)["20%"]
+    figures = harness.run_suite(settings, echo=lambda _: None)["20%"]
     assert json.loads((tmp_path / "summary.json").read_text())["20%"]["lost"] == 0
     n = figures["n_chunks"]
     assert figures["lost"] == 0 and figures["stored"] == n

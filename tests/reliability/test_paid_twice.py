@@ -15,12 +15,12 @@ from reliability_support import (
     context,
     contextualizing_child,
     corpus,
+    harness,
     killed_itself,
 )
 
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.money.pricing import load_price_book
-from situate.reliability import CAUSES, repayment_causes
 
 
 @pytest.fixture
@@ -44,11 +44,11 @@ def billed(key: str, received: float, answered: float, fault=None, gone=False) -
 
 
 def causes(emu: AnthropicEmulator, runs: list[dict]) -> tuple[dict[str, int], list[float]]:
-    return repayment_causes(emu.stats(log=True)["billed_log"], runs)
+    return harness.repayment_causes(emu.stats(log=True)["billed_log"], runs)
 
 
 def expected(**counts: int) -> dict[str, int]:
-    return {**dict.fromkeys(CAUSES, 0), **counts}
+    return {**dict.fromkeys(harness.CAUSES, 0), **counts}
 
 
 # -- the classification, on a hand-made log ----------------------------------------------------
@@ -74,7 +74,7 @@ def test_each_billed_answer_but_the_kept_one_gets_its_cause():
         billed("timeout", 46.0, 46.01),
         billed("once", 14.0, 14.01),
     ]
-    counts, gaps = repayment_causes(log, runs)
+    counts, gaps = harness.repayment_causes(log, runs)
     assert counts == expected(
         in_flight_at_kill=2, killed_before_commit=1, reset_after_billing=1, avoidable=2
     )

@@ -1,26 +1,157 @@
-"""The verbs of ``situate``, one module each with ``main(args) -> int``, imported only when called
-(so ``situate --help`` answers at once). ``situate.cli`` parses the verb and dispatches here."""
+"""The verbs of ``situate``: the one table of them (``VERBS``), one module each with
+``main(args) -> int``, imported only when called (so ``situate --help``, printed from this table,
+answers at once). ``situate.cli`` parses the verb and dispatches here; ``questions`` dispatches its
+sub-verbs (``main(verb, args) -> int``) from its row's ``subverbs``."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import textwrap
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
-VERBS = {
-    "run": "situate.commands.run",
-    "index": "situate.commands.index",
-    "search": "situate.commands.search",
-    "chunks": "situate.commands.chunks",
-    "report": "situate.commands.report",
-    "judge": "situate.commands.judge",
-    "questions": "situate.commands.questions",
-    "estimate": "situate.commands.estimate",
-    "contexts": "situate.commands.contexts",
-    "emulate": "situate.emulators.cli",  # beside the emulators it serves
-    "data": "situate.commands.data",
+HELP_INDENT = 22  # the column where a verb's help starts in ``situate --help``
+HELP_WIDTH = 94
+
+
+@dataclass(frozen=True)
+class Verb:
+    """A row of the verb table: the module that runs it, its arguments as ``--help`` shows them,
+    its help line, examples, and (``questions``) its sub-verbs, each a row of its own."""
+
+    module: str
+    usage: str
+    help: str
+    examples: tuple[str, ...] = ()
+    subverbs: Mapping[str, Verb] = field(default_factory=dict)
+
+    def help_block(self, name: str) -> str:
+        """The verb's lines in ``situate --help``: the verb (its sub-verbs joined by ``|``) and
+        usage, then its help wrapped under it, then its examples."""
+        words = "|".join(self.subverbs) if self.subverbs else ""
+        head = " ".join(w for w in (name, words, self.usage) if w)
+        pad = " " * HELP_INDENT
+        lines = [f"  {head}"]
+        lines += textwrap.wrap(self.help, HELP_WIDTH, initial_indent=pad, subsequent_indent=pad)
+        for n, example in enumerate(self.examples):
+            lines.append(f"{pad}{'e.g. ' if n == 0 else '     '}{example}")
+        return "\n".join(lines)
+
+
+QUESTIONS_REVIEW = "situate.commands.questions_review"
+
+VERBS: dict[str, Verb] = {
+    "run": Verb(
+        "situate.commands.run",
+        "[-m] [group=option ...] [key=value ...]",
+        "run the pipeline (Hydra): one composed config, or a sweep with -m",
+        (
+            "situate run context=none fusion=dense_only",
+            "situate run -m context=none,replay fusion=dense_only,rrf",
+            "situate run experiment=quickstart",
+        ),
+    ),
+    "index": Verb(
+        "situate.commands.index",
+        "[group=option ...]",
+        "build and persist the indexes of a config under outputs/index/<hash>",
+    ),
+    "search": Verb(
+        "situate.commands.search",
+        '"QUESTION" [group=option ...] [-k N] [--json]',
+        "top k chunks for a question from the persisted index: scores, ids, source offsets and "
+        "contexts",
+    ),
+    "chunks": Verb(
+        "situate.commands.chunks",
+        "[group=option ...] [--limit N]",
+        "list chunk ids, offsets and the first 90 characters (to write gold); the first 20 unless "
+        "--limit says otherwise (0: all)",
+    ),
+    "report": Verb(
+        "situate.commands.report",
+        "[group=option ...] [--all-runs] [--out DIR] [--permutations N]",
+        "compare a study's latest sweep (or every finished run) with its baseline: "
+        "outputs/reports/<study>/index.html (self-contained) and report.md",
+        ("situate report experiment=cookbook_replication",),
+    ),
+    "judge": Verb(
+        "situate.commands.judge",
+        "[group=option ...] [--all-runs] [--qrels FILE] [--stored-only]",
+        "relevance without labels: pool the top judge.depth chunks of a study's arms, grade each "
+        "(question, chunk) pair once with llm (0-3), score every arm on the judgments and on "
+        "gold: outputs/reports/<study>/judged.md",
+        ("situate judge experiment=cookbook_replication llm=claude_haiku_4_5",),
+    ),
+    "questions": Verb(
+        "situate.commands.questions",
+        "[group=option ...]",
+        "an evaluation set from your documents: generate questions with a verbatim quote "
+        "resolved to span gold (questions=..., llm=...), then review them in the terminal or "
+        "through a CSV / JSON Lines file",
+        ("situate questions generate dataset=folder dataset.path=docs/",),
+        subverbs={
+            "generate": Verb(
+                "situate.commands.questions_generate",
+                "[group=option ...] [--out FILE]",
+                "write questions.jsonl: questions with span gold from the corpus, composed like "
+                "a run (dataset, llm, questions, question_generator), filtered",
+            ),
+            "review": Verb(
+                QUESTIONS_REVIEW,
+                "FILE [--documents FOLDER] [--only pending|all] [--show-rejected]",
+                "accept, reject or edit each question in the terminal; every decision is written "
+                "at once, so a review resumes where it stopped",
+            ),
+            "export": Verb(
+                QUESTIONS_REVIEW,
+                "FILE --to review.csv|review.jsonl [--documents FOLDER]",
+                "the kept questions as a CSV or JSON Lines file to review elsewhere",
+            ),
+            "import": Verb(
+                QUESTIONS_REVIEW,
+                "FILE --from review.csv|review.jsonl",
+                "the review column of an exported file back into FILE, by id",
+            ),
+        },
+    ),
+    "estimate": Verb(
+        "situate.commands.estimate",
+        "[group=option ...] [--judge]",
+        "before spending: calls, tokens and cost of contextualizing a dataset with an llm (with "
+        "and without caching, with batches), or a synthetic shape (estimate=seed_shape), with the "
+        "arithmetic behind every figure; --judge prices `situate judge` of the study instead "
+        "(llm's model, Haiku 4.5 and Haiku 5.5; --llms a,b for other conf/llm options)",
+    ),
+    "contexts": Verb(
+        "situate.commands.contexts",
+        "show|export [group=option ...] [--limit N] [--out FILE]",
+        "print (or write as JSON Lines) the contexts of a config with their token usage; LLM "
+        "contexts come from the store only: nothing is spent",
+    ),
+    "emulate": Verb(
+        "situate.commands.emulate",
+        "anthropic|openai|cohere [--port N] [--fault-rate R]",
+        "serve a local emulator of that provider's API (real token accounting, prompt caching, "
+        "injected faults) to run the pipeline against for free",
+    ),
+    "data": Verb(
+        "situate.commands.data",
+        "fetch NAME [--dest DIR]",
+        "download a public data set (cookbook, covid-qa) with pinned sha256, or financebench: "
+        "filings as PDFs with page gold (pinned git commit)",
+    ),
 }
+
+# modules of commands/ that are no verb's (code two verbs share); none yet
+HELPERS: tuple[str, ...] = ()
+
+
+def help_text() -> str:
+    """The verbs' part of ``situate --help``, from the table."""
+    return "\n".join(verb.help_block(name) for name, verb in VERBS.items())
 
 
 def command(verb: str) -> Callable[[list[str]], int]:
     """The ``main`` of ``verb``'s module."""
-    return importlib.import_module(VERBS[verb]).main
+    return importlib.import_module(VERBS[verb].module).main

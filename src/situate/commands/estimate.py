@@ -37,7 +37,7 @@ def main(args: list[str]) -> int:
         print(USAGE)
         return 0
     if "--questions" in args:
-        from situate.questions.generate_cli import estimate_main as questions
+        from situate.commands.questions_generate import estimate_main as questions
 
         return questions([a for a in args if a != "--questions"])
     if "--judge" in args:

@@ -1,4 +1,4 @@
-"""``python -m situate.reliability`` (``make reliability``): faults and kills lose nothing.
+"""``python benchmarks/reliability.py`` (``make reliability``): faults and kills lose nothing.
 
 The pipeline runs as a user runs it (``situate run`` in its own process) against two emulators
 in processes of their own (Anthropic for the contexts, OpenAI for the embeddings), which inject
@@ -51,7 +51,7 @@ delay, the stage it landed in, temporary index folders it left) and ``temporarie
 ``details.json`` adds the settings and the fault-free reference. Every run's log is under
 ``work/<scenario>/logs``.
 
-    python -m situate.reliability [--rates 0.05,0.2,0.5] [--max-documents 10] [--seed 0]
+    python benchmarks/reliability.py [--rates 0.05,0.2,0.5] [--max-documents 10] [--seed 0]
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ import urllib.request
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 KILL_TARGETS = ("contextualize", "embed", "index")
 ANTHROPIC_FAULTS = "429,429_retry_after,529,500,reset,reset_after,slow"
 OPENAI_FAULTS = "429,429_retry_after,500,reset,reset_after,slow"  # 529 is Anthropic's own status
@@ -533,7 +533,7 @@ def _line(f: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m situate.reliability", description=__doc__.split("\n")[0]
+        prog="python benchmarks/reliability.py", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--rates", default="0.05,0.2,0.5", help="fault rates, comma-separated")
     parser.add_argument("--kills", default=",".join(KILL_TARGETS), help="kill targets, in order")
