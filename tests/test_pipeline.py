@@ -21,7 +21,7 @@ from situate.datasets.base import ShipsQuestions
 from situate.dense.flat import FlatIndex
 from situate.evaluation.evaluate import Evaluator
 from situate.fusion.rrf import ReciprocalRankFusion
-from situate.llm.base import LLMResponse
+from situate.paid.llm import LLMResponse
 from situate.pipeline import Pipeline
 from situate.pricing import load_price_book
 from situate.rankings import Rankings

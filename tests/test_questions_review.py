@@ -19,7 +19,7 @@ from conftest import CONF_DIR, run_cli
 from situate.datasets.folder import FolderLoader
 from situate.embedding.onnx_minilm import OnnxMiniLMEmbedder
 from situate.errors import SituateError
-from situate.llm.base import LLMCallFailed, LLMRequest, LLMResponse
+from situate.paid.llm import LLMCallFailed, LLMRequest, LLMResponse
 from situate.questions.filters import (
     AnswerableWithoutCorpus,
     DanglingReference,

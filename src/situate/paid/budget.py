@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import threading
 
-from situate.llm.base import LLMRequest
+from situate.paid.llm import LLMRequest
 from situate.pricing import ModelPrice
 from situate.records import Usage
 
