@@ -8,7 +8,7 @@
    once the response that wrote it has started. Per model profile, same concurrency, each run on
    a fresh emulator and context store:
 
-   * ``schedule`` (``first_call_alone=True``): situate's schedule (contexts/schedule.py): each
+   * ``schedule`` (``first_call_alone=True``): situate's schedule (paid/schedule.py): each
      document's first call writes the cache, its other calls read it from the moment that
      answer starts, and the slots stay busy across documents;
    * ``all_at_once`` (``first_call_alone=False``): every call fired at once (up to the

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/generate.py [--questions 160] [--concurrency 8]
 
 ``situate questions generate``'s paid calls (``LLMQuestionGenerator.propose``: the generation
-store, the gates of ``llm/paid_calls.py``, the schedule of ``contexts/schedule.py``) over 8
+store, the gates of ``paid/calls.py``, the schedule of ``paid/schedule.py``) over 8
 synthetic Markdown documents (12 sections of three 40-word sentences each), the default strategy mix (40 %
 ``context_dependent``: a document's first call alone, the others read its cached block), against
 an in-process emulator with no delay (``instant``: what the client side costs) and with a

@@ -27,7 +27,7 @@ from situate.contexts.llm import LLMContext
 from situate.contexts.prompts import PromptVariant
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.errors import SituateError
-from situate.llm.base import LLMRequest, LLMResponse
+from situate.paid.llm import LLMRequest, LLMResponse
 from situate.records import Chunk, Corpus, Document, Usage
 from situate.tracking.mlflow_tracker import MlflowTracker
 from test_cli import assert_one_line_error

@@ -18,17 +18,19 @@ from situate.embedding.openai_embedder import OpenAIEmbedder
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.emulators.cohere_api import CohereEmulator
 from situate.emulators.openai_api import OpenAIEmulator
-from situate.endpoints import endpoint, legacy_identity
+from situate.endpoints import legacy_identity
 from situate.errors import SituateError
 from situate.llm.anthropic_provider import AnthropicProvider
 from situate.llm.openai_provider import OpenAIChatProvider
+from situate.providers import vendors
 from situate.rankings import Rankings
 from situate.reranking.base import CachedReranker
 from situate.reranking.cohere_reranker import CohereReranker
 from situate.store import BlobStore, content_hash
 
 KEY = "emulator-key-endpoints-77"
-VARIABLES = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "CO_API_URL")
+VENDORS = vendors()
+VARIABLES = tuple(v.base_url_env for v in VENDORS.values() if v.base_url_env)
 
 
 @pytest.fixture(autouse=True)
@@ -41,25 +43,27 @@ def no_base_url_variables(monkeypatch):
 
 
 def test_no_base_url_is_the_vendors_public_api():
-    assert endpoint("anthropic", None) == "https://api.anthropic.com"
-    assert endpoint("openai", None) == "https://api.openai.com/v1"
-    assert endpoint("cohere", None) == "https://api.cohere.com"
+    assert VENDORS["anthropic"].endpoint(None) == "https://api.anthropic.com"
+    assert VENDORS["openai"].endpoint(None) == "https://api.openai.com/v1"
+    assert VENDORS["cohere"].endpoint(None) == "https://api.cohere.com"
 
 
 def test_the_sdks_variable_counts_as_the_sdk_would_read_it(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:8765/")
-    assert endpoint("anthropic", None) == "http://127.0.0.1:8765"
-    assert endpoint("anthropic", "http://127.0.0.1:9000") == "http://127.0.0.1:9000"  # option wins
+    assert VENDORS["anthropic"].endpoint(None) == "http://127.0.0.1:8765"
+    assert (
+        VENDORS["anthropic"].endpoint("http://127.0.0.1:9000") == "http://127.0.0.1:9000"
+    )  # option wins
 
 
 def test_endpoint_is_normalised_and_drops_credentials():
     url = "HTTPS://user:hunter2@Proxy.Example.COM:8443/v1/?token=abc#x"
-    assert endpoint("openai", url) == "https://proxy.example.com:8443/v1"
+    assert VENDORS["openai"].endpoint(url) == "https://proxy.example.com:8443/v1"
 
 
 def test_a_base_url_that_is_not_a_url_is_one_line():
     with pytest.raises(SituateError, match=r"base_url 'localhost' for anthropic is not a URL"):
-        endpoint("anthropic", "localhost")
+        VENDORS["anthropic"].endpoint("localhost")
 
 
 def test_identities_name_their_endpoint_and_legacy_identity_drops_it():

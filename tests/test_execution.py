@@ -22,7 +22,7 @@ from situate.emulators.openai_api import OpenAIEmulator
 from situate.emulators.server import Faults
 from situate.errors import SituateError
 from situate.execution import RayExecution, ShardResult, adopt, document_shards, merged_stats
-from situate.llm.base import LLMResponse
+from situate.paid.llm import LLMResponse
 from situate.records import Chunk, Corpus, Document, Usage
 from situate.store import BlobStore
 from test_cli import assert_one_line_error

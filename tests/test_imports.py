@@ -125,3 +125,26 @@ def test_the_benchmarks_and_docs_scripts_import_what_situate_has():
             if not hasattr(found, name) and importlib.util.find_spec(f"{module}.{name}") is None:
                 missing.append(f"{script.name}: from {module} import {name}")
     assert len(scripts) > 10 and missing == []
+
+
+def package_graph() -> dict[str, set[str]]:
+    """Each folder (or top-level module) of src/situate -> the others its modules import."""
+    graph: dict[str, set[str]] = {}
+    for name, targets in import_graph().items():
+        home = name.split(".")[1] if "." in name else name
+        found = {t.split(".")[1] for t in targets if "." in t}
+        graph.setdefault(home, set()).update(found - {home})
+    return graph
+
+
+def test_the_paid_layer_sits_between_the_stages_that_pay_and_the_vendors():
+    """Stages -> paid/ (retry, rate limits, budget, schedule, paid calls, the API adapter base)
+    -> providers/ (one module per vendor); nothing below imports what is above it."""
+    graph = package_graph()
+    paying = {"contexts", "judging", "questions", "embedding", "reranking", "llm"}
+    assert graph["providers"] & (paying | {"paid"}) == set()
+    assert graph["paid"] & paying == set()
+    within = {
+        p: graph[p] & (paying | {"paid", "providers"}) for p in paying | {"paid", "providers"}
+    }
+    assert cycles(within) == []

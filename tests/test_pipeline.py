@@ -20,10 +20,10 @@ from situate.datasets.base import ShipsQuestions
 from situate.dense.flat import FlatIndex
 from situate.evaluation.evaluate import Evaluator
 from situate.fusion.rrf import ReciprocalRankFusion
-from situate.llm.base import LLMResponse
 from situate.money.billing import Billed, Unbilled
 from situate.money.pricing import load_price_book
 from situate.money.tokens import token_counter
+from situate.paid.llm import LLMResponse
 from situate.pipeline import Pipeline
 from situate.rankings import Rankings
 from situate.records import Chunk, Context, Corpus, Document, Question, Span, Usage

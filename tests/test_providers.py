@@ -1,4 +1,4 @@
-"""The providers layer: its registry of vendors, and the one retry/gate path of paid calls."""
+"""The providers layer: its registry of vendors and the facts each vendor's record owns."""
 
 from __future__ import annotations
 
@@ -7,19 +7,49 @@ from pathlib import Path
 import pytest
 import yaml
 
+import situate.providers
 from situate.commands.emulate import parse, usage_line
-from situate.errors import SituateError
-from situate.providers import ApiGate, Retries, send, vendors
-from situate.providers import openai as openai_vendor
+from situate.execution import FORWARDED
+from situate.money.pricing import load_price_book
+from situate.providers import vendors
+
+MODULES = sorted(
+    p.stem for p in Path(situate.providers.__file__).parent.glob("*.py") if p.stem != "__init__"
+)
 
 
-def test_every_vendor_module_is_registered_and_its_models_are_priced():
+def test_every_vendor_module_is_registered_under_its_name_and_its_models_are_priced():
     found = vendors()
-    assert list(found) == ["anthropic", "cohere", "local", "openai"]
+    assert list(found) == MODULES and "local" in found
     prices = yaml.safe_load(Path("conf/pricing/default.yaml").read_text())["models"]
     for vendor in found.values():
         assert set(vendor.pricing) <= set(prices), vendor.name
     assert found["local"].key_env is None and found["local"].emulator is None
+
+
+def test_a_vendor_with_a_key_names_its_endpoint_and_a_task_gets_its_variables(monkeypatch):
+    for vendor in vendors().values():
+        assert set(vendor.forwarded) <= set(FORWARDED), vendor.name
+        if vendor.key_env is None:
+            assert vendor.public_api is None and vendor.base_url_env is None, vendor.name
+            continue
+        monkeypatch.delenv(vendor.base_url_env, raising=False)
+        assert vendor.endpoint(None) == vendor.public_api.rstrip("/"), vendor.name
+        monkeypatch.setenv(vendor.base_url_env, "http://127.0.0.1:9/")
+        assert vendor.endpoint(None) == "http://127.0.0.1:9", vendor.name
+        assert vendor.endpoint("http://127.0.0.1:7") == "http://127.0.0.1:7", vendor.name
+        assert vendor.base_url_env in FORWARDED
+    assert {"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"} <= set(FORWARDED)
+
+
+def test_cache_minimums_are_the_price_books():
+    book = load_price_book()
+    for vendor in vendors().values():
+        minimums = vendor.cache_minimums(book)
+        assert set(minimums) <= set(vendor.pricing), vendor.name
+        for model in vendor.pricing:
+            assert minimums.get(model) == book.price(model).min_cacheable_tokens, model
+    assert vendors()["anthropic"].cache_minimums()["claude-haiku-5-5"] == 512
 
 
 def test_situate_emulate_serves_the_vendors_with_an_emulator():
@@ -30,75 +60,3 @@ def test_situate_emulate_serves_the_vendors_with_an_emulator():
         "embedder.base_url=http://127.0.0.1:9 reranker.base_url=http://127.0.0.1:9"
         "  export CO_API_KEY=co-emulator"
     )
-
-
-class Clock:
-    """Virtual time: ``sleep`` moves it on."""
-
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
-
-
-def test_an_api_gate_holds_requests_to_rpm():
-    clock = Clock()
-    gate = ApiGate("embedder", rpm=2, tpm=None, clock=clock, sleep=clock.sleep)
-    for _ in range(3):
-        assert send(lambda: "ok", openai_vendor.retryable, Retries(0), gate) == "ok"
-    # the third waits for the first to leave the 61-second window (60 s + 1 s guard)
-    assert [t for t, _ in gate.ceiling.admitted] == [0.0, 0.0, 61.0]
-
-
-def test_an_api_gate_holds_requests_to_tpm():
-    clock = Clock()
-    gate = ApiGate("reranker", rpm=None, tpm=100, clock=clock, sleep=clock.sleep)
-    gate.tokens = 60
-    send(lambda: 1, openai_vendor.retryable, Retries(0), gate)
-    send(lambda: 2, openai_vendor.retryable, Retries(0), gate)  # 120 > 100: waits
-    assert [t for t, _ in gate.ceiling.admitted] == [0.0, 61.0]
-    gate.tokens = 101
-    with pytest.raises(SituateError, match=r"^reranker\.tpm=100: one call is estimated at 101"):
-        send(lambda: 3, openai_vendor.retryable, Retries(0), gate)
-
-
-def test_a_rate_limited_attempt_halves_the_limit_and_is_retried():
-    import httpx
-    import openai
-
-    request = httpx.Request("POST", "http://127.0.0.1:9/v1/embeddings")
-    answers = [httpx.Response(429, headers={"retry-after": "0"}, request=request)]
-
-    def call():
-        if answers:
-            raise openai.RateLimitError("slow down", response=answers.pop(), body=None)
-        return "vectors"
-
-    gate = ApiGate("embedder", rpm=None, tpm=None, concurrency=4)
-    assert send(call, openai_vendor.retryable, Retries(2), gate) == "vectors"
-    assert gate.rate_limited == 1 and gate.limit.history == [4, 2]
-
-
-def test_a_call_failing_after_its_retries_raises_the_vendors_last_error():
-    import httpx
-    import openai
-
-    def call():
-        raise openai.APIConnectionError(request=httpx.Request("POST", "http://127.0.0.1:9/v1"))
-
-    with pytest.raises(openai.APIConnectionError):
-        send(call, openai_vendor.retryable, Retries(1, backoff_base=0.0), ApiGate("e", None, None))
-
-
-def test_embedder_and_reranker_refuse_a_bad_rate_ceiling():
-    from situate.embedding.cohere_embedder import CohereEmbedder
-    from situate.reranking.cohere_reranker import CohereReranker
-
-    with pytest.raises(SituateError, match=r"^embedder\.rpm=0 must be >= 1 or null"):
-        CohereEmbedder(rpm=0)
-    with pytest.raises(SituateError, match=r"^reranker\.tpm=-1 must be >= 1 or null"):
-        CohereReranker(tpm=-1)

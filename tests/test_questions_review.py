@@ -20,7 +20,7 @@ from situate.commands.questions_review import main as review_main
 from situate.datasets.folder import FolderLoader
 from situate.embedding.onnx_minilm import OnnxMiniLMEmbedder
 from situate.errors import SituateError
-from situate.llm.base import LLMCallFailed, LLMRequest, LLMResponse
+from situate.paid.llm import LLMCallFailed, LLMRequest, LLMResponse
 from situate.questions.filters import (
     AnswerableWithoutCorpus,
     DanglingReference,

@@ -5,8 +5,8 @@ Every stage backed by a remote API (LLM contexts, API embeddings, API rerank sco
 it: an emulator's answers (``http://127.0.0.1:8765``) are never served to a run against
 ``https://api.anthropic.com``, nor the other way round. The endpoint is resolved the way the
 vendor's SDK resolves it (the option's ``base_url``, else the SDK's environment variable, else the
-vendor's public API) and then passed to the SDK explicitly, so the client talks to exactly the
-endpoint the key names.
+vendor's public API: :meth:`situate.providers.Vendor.endpoint`, from the vendor's record) and
+then passed to the SDK explicitly, so the client talks to exactly the endpoint the key names.
 
 Stores written before keys named their endpoint hold entries whose origin is unknown. A run that
 finds some of its answers only there acts on ``unverified_cache`` (config.yaml): ``refuse`` (the
@@ -16,53 +16,12 @@ run's endpoint (the user vouches for them), ``ignore`` leaves them aside and pay
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from urllib.parse import urlsplit
 
 from situate.errors import SituateError
 from situate.store import BlobStore
 
-PUBLIC_API = {
-    "anthropic": "https://api.anthropic.com",
-    "openai": "https://api.openai.com/v1",
-    "cohere": "https://api.cohere.com",
-}
-# the variable each SDK reads when no base_url is passed
-SDK_BASE_URL_VARIABLE = {
-    "anthropic": "ANTHROPIC_BASE_URL",
-    "openai": "OPENAI_BASE_URL",
-    "cohere": "CO_API_URL",
-}
 UNVERIFIED_POLICIES = ("refuse", "adopt", "ignore")
-
-
-def base_url(vendor: str, configured: str | None) -> str:
-    """The URL the vendor's SDK would call: ``configured``, else its variable, else the public API."""
-    return (
-        configured
-        or os.environ.get(SDK_BASE_URL_VARIABLE[vendor], "").strip()
-        or PUBLIC_API[vendor]
-    )
-
-
-def endpoint(vendor: str, configured: str | None) -> str:
-    """The normalised endpoint of :func:`base_url`, as cache keys and logs carry it.
-
-    Scheme and host in lower case, the port only where one is given, the path without a trailing
-    slash; user name, password, query and fragment are dropped (they never reach a key or a log).
-    """
-    url = base_url(vendor, configured)
-    parts = urlsplit(url)
-    if not parts.scheme or not parts.hostname:
-        raise SituateError(
-            f"base_url {url!r} for {vendor} is not a URL; give one like http://127.0.0.1:8765"
-        )
-    try:
-        port = f":{parts.port}" if parts.port is not None else ""
-    except ValueError:
-        raise SituateError(f"base_url {url!r} for {vendor} has a bad port") from None
-    return f"{parts.scheme.lower()}://{parts.hostname.lower()}{port}{parts.path.rstrip('/')}"
 
 
 def legacy_identity(identity: dict) -> dict | None:

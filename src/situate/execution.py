@@ -38,15 +38,16 @@ import numpy as np
 
 from situate.contexts.base import Contextualizer
 from situate.embedding.base import Batches, CachedEmbeddings, Kind
-from situate.endpoints import SDK_BASE_URL_VARIABLE
 from situate.errors import SituateError
+from situate.providers import vendors
 from situate.records import Chunk, Context, Corpus
 
 log = logging.getLogger(__name__)
 
 SHARD_BY = ("document",)
-# variables the stages read besides the API keys their configs name (``api_key_env``)
-FORWARDED = (*SDK_BASE_URL_VARIABLE.values(), "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+# variables the stages read besides the API keys their configs name (``api_key_env``): SDK base
+# URLs, the Hugging Face offline switches (each vendor's record says which)
+FORWARDED = tuple(name for vendor in vendors().values() for name in vendor.forwarded)
 
 
 class Execution(Protocol):

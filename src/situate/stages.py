@@ -45,7 +45,7 @@ GROUPS: tuple[Group, ...] = (
     Group("context", "pipeline", "situate.contexts.base:Contextualizer", built=True,
           cached="context store", index_key="identity", tagged="always"),
     Group("prompt", "setting", built=True, tagged="with_llm"),
-    Group("llm", "setting", "situate.llm.base:LLMProvider", built=True, tagged="with_llm"),
+    Group("llm", "setting", "situate.paid.llm:LLMProvider", built=True, tagged="with_llm"),
     Group("embedder", "pipeline", "situate.embedding.base:Embedder", built=True,
           cached="embedding store", index_key="identity", tagged="always"),
     Group("dense", "pipeline", "situate.dense.base:DenseIndex", built=True, cached="index folder",

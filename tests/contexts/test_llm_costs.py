@@ -97,7 +97,7 @@ def test_budget_needs_prices(tmp_path: Path):
 
 def test_run_stats_are_a_function_of_the_calls_alone():
     from situate.contexts.llm import run_stats
-    from situate.llm.base import LLMResponse
+    from situate.paid.llm import LLMResponse
     from situate.records import Usage
 
     timed = {"prefill_seconds": 2.0, "generation_seconds": 1.0, "evaluated_tokens": 100}

@@ -1,4 +1,4 @@
-"""The context schedule (contexts/schedule.py) against the Anthropic emulator: documents overlap,
+"""The context schedule (paid/schedule.py) against the Anthropic emulator: documents overlap,
 a read never precedes its document's write, calls stay within the cache TTL, a kill resumes."""
 
 from __future__ import annotations
@@ -100,12 +100,12 @@ def test_no_document_straddles_its_cache_ttl_under_a_slow_rpm(key_env, tmp_path,
     with AnthropicEmulator(api_key=KEY, ttft=0.0, clock=clock.clock) as emu:
         ctx = context(emu, tmp_path, concurrency=4, rpm=1)
         ctx.rate_clock, ctx.rate_sleep = clock.clock, clock.sleep
-        with caplog.at_level(logging.INFO, logger="situate.contexts.schedule"):
+        with caplog.at_level(logging.INFO, logger="situate.paid.schedule"):
             ctx.contextualize(corp, chunks)
     window = 300.0 - ctx.ttl_margin
     # the schedule says so before the document starts (6 reads at 1 a minute: 360 s > 300 s),
     # then when it refreshes
-    said = [r.getMessage() for r in caplog.records if r.name == "situate.contexts.schedule"]
+    said = [r.getMessage() for r in caplog.records if r.name == "situate.paid.schedule"]
     assert said == [
         "contexts: document a has 7 calls, more than context.rpm=1 lets start within its "
         "300 s cache window: its cache will be refreshed deliberately (a new write) as the "

@@ -174,7 +174,7 @@ def test_429_with_retry_after_is_retried(emu, key_env):
     t0 = time.perf_counter()
     v = embedder(emu).encode(["retry me"], "document")
     assert v.shape == (1, 1536)
-    assert time.perf_counter() - t0 >= 0.05  # situate.providers.send waited for retry-after
+    assert time.perf_counter() - t0 >= 0.05  # situate.paid.retry.send waited for retry-after
     assert [(r.status, r.fault) for r in emu.requests] == [(429, "429_retry_after"), (200, None)]
     # retried by situate (one path for every paid call), not by the SDK: each attempt is a first
     assert [r.headers["x-stainless-retry-count"] for r in emu.requests] == ["0", "0"]

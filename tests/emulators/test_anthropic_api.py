@@ -18,7 +18,8 @@ from situate.emulators.server import Faults
 from situate.emulators.textmodel import approx_tokens
 from situate.errors import SituateError
 from situate.llm.anthropic_provider import AnthropicProvider
-from situate.llm.base import LLMRequest
+from situate.money.pricing import load_price_book
+from situate.paid.llm import LLMRequest
 
 KEY = "emulator-key-test-7c1e9b2a4d"
 MODEL = "claude-haiku-5-5"  # caches from 512 tokens
@@ -124,12 +125,14 @@ def test_prefix_below_the_model_minimum_is_never_cached(emu, key_env):
     assert r.usage.cache_write == approx_tokens(mid)
 
 
-def test_minimum_table_and_overrides():
+def test_minimums_are_the_price_books_and_overrides_win():
+    book = load_price_book()
+    for model in ("claude-haiku-5-5", "claude-haiku-4-5", "claude-3-haiku-20240307"):
+        assert min_cacheable_tokens(model) == book.price(model).min_cacheable_tokens
     assert min_cacheable_tokens("claude-haiku-5-5") == 512
-    assert min_cacheable_tokens("claude-haiku-4-5-20251001") == 4096
+    assert min_cacheable_tokens("claude-haiku-4-5-20251001") == 4096  # a dated snapshot
     assert min_cacheable_tokens("claude-3-haiku-20240307") == 2048
-    assert min_cacheable_tokens("claude-sonnet-4-5") == 1024
-    assert min_cacheable_tokens("claude-opus-4-8") == 4096
+    assert min_cacheable_tokens("claude-sonnet-4-5") == 1024  # not priced: the default
     assert min_cacheable_tokens("claude-unknown") == 1024
     assert min_cacheable_tokens("claude-opus-4-1", {"claude-opus-4-1": 1024}) == 1024
 

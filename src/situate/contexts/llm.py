@@ -2,7 +2,7 @@
 
 Chunks are grouped by document. A document's first call goes alone (it writes the provider's
 prompt cache: an entry exists only once the response that wrote it has started), the rest read
-the cache; :mod:`situate.contexts.schedule` keeps every ``concurrency`` slot busy across
+the cache; :mod:`situate.paid.schedule` keeps every ``concurrency`` slot busy across
 documents (while one document's first call is in flight, the first calls of the next ones and
 the reads of documents already written go) and keeps each document's calls within its cache TTL.
 Every context is stored as soon as it arrives, keyed by the hash of the rendered prompt (document
@@ -10,12 +10,12 @@ and chunk text included), the prompt variant and the model with its generation p
 rerun pays nothing for what is stored, a changed document re-contextualizes only its own chunks,
 and an interrupted run resumes where it stopped.
 
-Faults and rate limits. Each attempt (first try or retry, see :mod:`situate.llm.retry`) passes a
+Faults and rate limits. Each attempt (first try or retry, see :mod:`situate.paid.retry`) passes a
 per-call gate: the requests/tokens-per-minute ceiling (``rpm``, ``tpm``), then an AIMD limit on
 attempts in flight (halved by a 429 or 529, +1 after a run of successes, between 1 and
-``concurrency``; :mod:`situate.llm.ratelimit`), and, with a budget, a new reservation when the
+``concurrency``; :mod:`situate.paid.ratelimit`), and, with a budget, a new reservation when the
 previous attempt was ambiguous (no answer: it may have been billed, see
-:mod:`situate.contexts.budget`).
+:mod:`situate.paid.budget`).
 
 Kills. A context is committed to the store (one SQLite transaction) as soon as its response is
 parsed, before the budget is settled or anything else runs, so the only calls a killed process
@@ -39,20 +39,20 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from situate.contexts.base import Placement
-from situate.contexts.budget import Budget
 from situate.contexts.prompts import PromptVariant, RenderedPrompt
-from situate.contexts.schedule import Schedule
 from situate.contexts.store import ContextStore, StoredContext
 from situate.endpoints import legacy_identity
 from situate.errors import SituateError
-from situate.llm.base import TTL_SECONDS, LLMProvider, LLMRequest, LLMResponse
-from situate.llm.paid_calls import CallGate, PaidCalls, request_tokens
-from situate.llm.ratelimit import (
+from situate.money.billing import Billed
+from situate.money.pricing import PriceBook
+from situate.paid.budget import Budget
+from situate.paid.calls import CallGate, PaidCalls, request_tokens
+from situate.paid.llm import TTL_SECONDS, LLMProvider, LLMRequest, LLMResponse
+from situate.paid.ratelimit import (
     AIMDLimit,
     RateCeiling,
 )
-from situate.money.billing import Billed
-from situate.money.pricing import PriceBook
+from situate.paid.schedule import Schedule
 from situate.progress import progress_bar
 from situate.records import Chunk, Context, Corpus, Document
 from situate.store import Stores
@@ -93,7 +93,7 @@ class LLMContext(Placement):
         What to do with contexts this run needs that an older situate stored without the
         endpoint that wrote them (:mod:`situate.endpoints`; ``unverified_cache`` in config.yaml).
     concurrency : int
-        Calls in flight at once, across documents (see :mod:`situate.contexts.schedule`).
+        Calls in flight at once, across documents (see :mod:`situate.paid.schedule`).
     first_call_alone : bool
         Send a document's first call alone so the others read the cache it writes. False fires
         every call of a document at once (each may then pay a cache write).
@@ -101,7 +101,7 @@ class LLMContext(Placement):
         Send a document's first call alone, the rest through the provider's batch API (half price,
         asynchronous) as soon as the first call's answer has started; documents overlap.
     budget_usd : float or None
-        Spending cap for this configuration's contexts (see :mod:`situate.contexts.budget`).
+        Spending cap for this configuration's contexts (see :mod:`situate.paid.budget`).
     rpm, tpm : int or None
         Ceiling of attempts (requests, retries included) and of estimated tokens (input and
         ``max_tokens`` of output) in any 60 seconds; None is no ceiling.
@@ -142,7 +142,7 @@ class LLMContext(Placement):
             increase_after,
         )  # fmt: skip
         self.increase_after = increase_after
-        # seconds kept free at the end of a document's cache window (see contexts.schedule)
+        # seconds kept free at the end of a document's cache window (see paid.schedule)
         self.ttl_margin = 10.0
         self.schedule: Schedule | None = None
         self.prompt = prompt

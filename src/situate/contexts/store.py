@@ -17,7 +17,7 @@ from pathlib import Path
 from situate.contexts.prompts import PromptVariant, RenderedPrompt
 from situate.endpoints import recover_unverified
 from situate.errors import SituateError
-from situate.llm.base import LLMProvider
+from situate.paid.llm import LLMProvider
 from situate.records import Usage
 from situate.store import ChargeRows, SqliteStores, Stores, content_hash
 

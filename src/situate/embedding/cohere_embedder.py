@@ -7,20 +7,18 @@ emulator; the SDK appends ``/v2/embed``) replaces the SDK's default ``https://ap
 
 At most 96 texts go in one request (the API's limit). Client, retries (429, 5xx, dropped
 connections, timeouts: embedding is idempotent) and error text are :mod:`situate.providers.cohere`;
-every request passes the ``rpm``/``tpm`` gate of :class:`situate.providers.ApiGate`.
+fields, client and the ``rpm``/``tpm`` gate of every request are
+:class:`situate.paid.adapter.ApiAdapter`'s.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from situate.contexts.budget import estimated_tokens
 from situate.embedding.base import Kind, normalize
-from situate.endpoints import endpoint
 from situate.errors import SituateError
-from situate.llm.ratelimit import RateCeiling
-from situate.money.billing import Billed
-from situate.providers import ApiGate
+from situate.paid.adapter import ApiAdapter
+from situate.paid.budget import estimated_tokens
 from situate.providers import cohere as vendor
 from situate.truncation import APPROXIMATE, TokenWindow, approximate_counter
 
@@ -28,7 +26,7 @@ MAX_TEXTS = 96
 INPUT_TYPES = {"document": "search_document", "query": "search_query"}
 
 
-class CohereEmbedder:
+class CohereEmbedder(ApiAdapter):
     """Embed with ``ClientV2.embed(..., embedding_types=["float"])``.
 
     Parameters
@@ -55,8 +53,6 @@ class CohereEmbedder:
         At most this many requests / estimated tokens a minute; None is no ceiling.
     """
 
-    provider = "cohere"
-
     def __init__(
         self,
         model: str = "embed-english-v3.0",
@@ -70,7 +66,9 @@ class CohereEmbedder:
         rpm: int | None = None,
         tpm: int | None = None,
     ):
-        RateCeiling(rpm, tpm, option="embedder")  # validates both
+        super().__init__(
+            vendor, "embedder", model, base_url, api_key_env, max_retries, timeout, rpm, tpm
+        )
         if not 1 <= batch_size <= MAX_TEXTS:
             raise SituateError(
                 f"embedder.batch_size={batch_size}: must be within 1..{MAX_TEXTS} "
@@ -78,21 +76,9 @@ class CohereEmbedder:
             )
         if truncate not in ("END", "START", "NONE"):
             raise SituateError(f"embedder.truncate={truncate}: use END, START or NONE")
-        self.name = model
-        self.model = model
         self.dimensions = dimensions
         self.truncate = truncate
         self.batch_size = batch_size
-        self.base_url = base_url
-        self.endpoint = endpoint(self.provider, base_url)
-        self.api_key_env = api_key_env
-        self.max_retries = max_retries
-        self.timeout = timeout
-        self.rpm, self.tpm = rpm, tpm
-        self.tokens_used = 0  # meta.billed_units.input_tokens summed over this instance's requests
-        self.requests = 0
-        self._client = None
-        self._gate: ApiGate | None = None
 
     def identity(self) -> dict:
         return {
@@ -112,22 +98,6 @@ class CohereEmbedder:
         counter = APPROXIMATE.format(vendor="Cohere")
         return TokenWindow(tokens, keeps, self.model, counter, approximate_counter())
 
-    def warm_up(self) -> None:
-        """Load the model (or build the client) now, before the first query is timed."""
-        self._load()
-
-    def billed(self) -> Billed:
-        """The input tokens Cohere billed this instance (``meta.billed_units.input_tokens``)."""
-        return Billed(model=self.model, tokens=self.tokens_used)
-
-    def _load(self):
-        if self._client is None:
-            self._client = vendor.client(
-                "embedder=cohere", self.api_key_env, self.base_url, self.timeout
-            )
-            self._gate = ApiGate("embedder", self.rpm, self.tpm)
-        return self._client
-
     def encode(self, texts: list[str], kind: Kind) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions or 0), dtype=np.float32)
@@ -141,10 +111,8 @@ class CohereEmbedder:
         params = {"output_dimension": self.dimensions} if self.dimensions is not None else {}
         params.update(model=self.model, input_type=input_type, texts=batch, truncate=self.truncate)
         tokens = sum(estimated_tokens(t) for t in batch)
-        response = vendor.request(
-            self, "embedder", tokens, lambda: client.embed(embedding_types=["float"], **params)
-        )
-        self.requests += 1
+        with vendor.one_line(self, "embedder"):
+            response = self._send(tokens, lambda: client.embed(embedding_types=["float"], **params))
         self.tokens_used += int(vendor.billed(response, "input_tokens"))
         vectors = response.embeddings.float_
         if vectors is None or len(vectors) != len(batch):

@@ -12,8 +12,8 @@ Batches hold at most ``batch_size`` texts and an estimated ``max_batch_tokens`` 
 at one token per 3 utf-8 bytes, more than English text takes, so batches stay under the limit);
 a batch the API still refuses for its token count is split in two and sent again. Client,
 retries (429, 5xx, timeouts, dropped connections; honouring ``retry-after``) and error text are
-:mod:`situate.providers.openai`; every request passes the ``rpm``/``tpm`` gate of
-:class:`situate.providers.ApiGate`.
+:mod:`situate.providers.openai`; fields, client and the ``rpm``/``tpm`` gate of every request
+are :class:`situate.paid.adapter.ApiAdapter`'s.
 """
 
 from __future__ import annotations
@@ -23,12 +23,10 @@ import math
 import numpy as np
 
 from situate.embedding.base import Kind, normalize
-from situate.endpoints import endpoint
 from situate.errors import SituateError
-from situate.llm.ratelimit import RateCeiling
-from situate.money.billing import Billed
-from situate.providers import ApiGate, Retries, refused_key, send
+from situate.paid.adapter import ApiAdapter
 from situate.providers import openai as vendor
+from situate.providers import refused_key
 from situate.truncation import TokenWindow
 
 MAX_INPUTS = 2048
@@ -39,7 +37,7 @@ def _estimate_tokens(text: str) -> int:
     return max(1, math.ceil(len(text.encode("utf-8")) / 3))
 
 
-class OpenAIEmbedder:
+class OpenAIEmbedder(ApiAdapter):
     """Embed with ``client.embeddings.create`` (vectors L2-normalised, float32).
 
     Parameters
@@ -68,8 +66,6 @@ class OpenAIEmbedder:
         At most this many requests / estimated tokens a minute; None is no ceiling.
     """
 
-    provider = "openai"
-
     def __init__(
         self,
         model: str = "text-embedding-3-small",
@@ -83,7 +79,9 @@ class OpenAIEmbedder:
         rpm: int | None = None,
         tpm: int | None = None,
     ):
-        RateCeiling(rpm, tpm, option="embedder")  # validates both
+        super().__init__(
+            vendor, "embedder", model, base_url, api_key_env, max_retries, timeout, rpm, tpm
+        )
         if not 1 <= batch_size <= MAX_INPUTS:
             raise SituateError(
                 f"embedder.batch_size={batch_size}: must be within 1..{MAX_INPUTS} "
@@ -96,21 +94,9 @@ class OpenAIEmbedder:
             )
         if dimensions is not None and dimensions < 1:
             raise SituateError(f"embedder.dimensions={dimensions}: must be positive or null")
-        self.name = model
-        self.model = model
         self.dimensions = dimensions
         self.batch_size = batch_size
         self.max_batch_tokens = max_batch_tokens
-        self.base_url = base_url
-        self.endpoint = endpoint(self.provider, base_url)
-        self.api_key_env = api_key_env
-        self.max_retries = max_retries
-        self.timeout = timeout
-        self.rpm, self.tpm = rpm, tpm
-        self.tokens_used = 0  # usage.total_tokens summed over this instance's requests
-        self.requests = 0
-        self._client = None
-        self._gate: ApiGate | None = None
 
     def identity(self) -> dict:
         return {
@@ -130,22 +116,6 @@ class OpenAIEmbedder:
         return TokenWindow(
             vendor.EMBEDDING_WINDOW, "head", self.model, "cl100k_base (bpe-openai, exact)", count
         )
-
-    def warm_up(self) -> None:
-        """Load the model (or build the client) now, before the first query is timed."""
-        self._load()
-
-    def billed(self) -> Billed:
-        """The tokens OpenAI billed this instance (``usage.total_tokens``)."""
-        return Billed(model=self.model, tokens=self.tokens_used)
-
-    def _load(self):
-        if self._client is None:
-            self._client = vendor.client(
-                "embedder=openai", self.api_key_env, self.base_url, self.timeout
-            )
-            self._gate = ApiGate("embedder", self.rpm, self.tpm)
-        return self._client
 
     def _batches(self, texts: list[str]) -> list[tuple[int, int]]:
         """(start, end) of each batch: at most ``batch_size`` texts and ``max_batch_tokens``."""
@@ -191,13 +161,10 @@ class OpenAIEmbedder:
         import openai
 
         kwargs = {"dimensions": self.dimensions} if self.dimensions is not None else {}
-        self._gate.tokens = sum(_estimate_tokens(t) for t in batch)
         try:
-            response = send(
+            response = self._send(
+                sum(_estimate_tokens(t) for t in batch),
                 lambda: client.embeddings.create(model=self.model, input=batch, **kwargs),
-                vendor.retryable,
-                Retries(self.max_retries),
-                self._gate,
             )
         except openai.BadRequestError as exc:
             if vendor.error_code(exc) == "max_tokens_per_request" and len(batch) > 1:
@@ -223,8 +190,7 @@ class OpenAIEmbedder:
                 f"embedder=openai: HTTP {exc.status_code} after {self.max_retries} retries "
                 f"({vendor.message(exc)}); retry later or lower embedder.batch_size"
             ) from None
-        self.requests += 1
-        if response.usage is not None:
+        if response.usage is not None:  # usage.total_tokens: what OpenAI billed
             self.tokens_used += int(response.usage.total_tokens)
         data = sorted(response.data, key=lambda d: d.index)
         if len(data) != len(batch):

@@ -45,8 +45,10 @@ Requests that arrive in the meantime miss and each pay the write again; that is 
 first call should go alone. Expiry uses ``clock`` (injectable, seconds): an entry lives its TTL
 (5 minutes or 1 hour) from the last response that wrote or read it.
 
-Minimum cacheable lengths are a table of model patterns (:data:`MIN_CACHEABLE_TOKENS`, default
-1,024) with per-emulator overrides.
+Minimum cacheable lengths are the price book's (``min_cacheable_tokens`` in ``conf/pricing/``,
+read as the cost code reads it, through the vendor record:
+:meth:`situate.providers.Vendor.cache_minimums`; a dated snapshot ``<id>-YYYYMMDD`` has its id's;
+1,024 for a model the price book lacks), with per-emulator overrides.
 
 Answers
 -------
@@ -99,6 +101,7 @@ order other than the requests'). A request whose params are invalid is ``errored
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import json
 import math
@@ -126,16 +129,7 @@ from situate.emulators.textmodel import (
     truncate_tokens,
 )
 
-# model pattern -> the minimum cacheable prompt length in tokens (first match wins)
-MIN_CACHEABLE_TOKENS: list[tuple[str, int]] = [
-    ("claude-haiku-5-5*", 512),
-    ("claude-haiku-4-5*", 4096),
-    ("claude-3-haiku-*", 2048),
-    ("claude-3-5-haiku-*", 2048),
-    ("claude-sonnet-*", 1024),
-    ("claude-opus-*", 4096),
-]
-DEFAULT_MIN_CACHEABLE_TOKENS = 1024
+DEFAULT_MIN_CACHEABLE_TOKENS = 1024  # a model the price book has no minimum for
 # models that refuse an assistant prefill (Claude 4.6 and later; unknown models accept it)
 NO_PREFILL_MODELS = (
     "claude-opus-4-6*",
@@ -176,11 +170,23 @@ def _invalid(message: str) -> APIFailure:
     return APIFailure(400, "invalid_request_error", message)
 
 
+@functools.cache
+def priced_minimums() -> dict[str, int]:
+    """Price-book id -> minimum cacheable prompt length, of Anthropic's priced models."""
+    from situate.providers.anthropic import VENDOR
+
+    return VENDOR.cache_minimums()
+
+
 def min_cacheable_tokens(model: str, overrides: dict[str, int] | None = None) -> int:
     """The model's minimum cacheable prompt length: ``overrides`` (exact names or patterns) first,
-    then :data:`MIN_CACHEABLE_TOKENS`, else 1,024."""
-    for pattern, tokens in [*(overrides or {}).items(), *MIN_CACHEABLE_TOKENS]:
+    then the price book's (:func:`priced_minimums`; a dated snapshot ``<id>-YYYYMMDD`` has its
+    id's), else 1,024."""
+    for pattern, tokens in (overrides or {}).items():
         if fnmatch.fnmatchcase(model, pattern):
+            return tokens
+    for priced, tokens in priced_minimums().items():
+        if model == priced or re.fullmatch(re.escape(priced) + r"-\d{8}", model):
             return tokens
     return DEFAULT_MIN_CACHEABLE_TOKENS
 
@@ -508,7 +514,7 @@ class AnthropicEmulator(EmulatorServer):
     clock : callable
         Seconds, for cache expiry (``time.monotonic``; tests pass a fake to advance time).
     min_cacheable_tokens : dict or None
-        Overrides of :data:`MIN_CACHEABLE_TOKENS` (model name or pattern -> tokens).
+        Overrides of the price book's minimums (model name or pattern -> tokens).
     batch_delay : float
         Seconds a batch stays ``in_progress`` before its requests run.
     """

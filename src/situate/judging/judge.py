@@ -1,6 +1,6 @@
 """``conf/judge/``: an LLM grades (question, chunk) pairs, each distinct pair once, priced and capped.
 
-Calls go through :class:`situate.llm.paid_calls.PaidCalls`, as the question generator's do:
+Calls go through :class:`situate.paid.calls.PaidCalls`, as the question generator's do:
 every attempt passes the same gate as a context's (rate ceiling, AIMD limit on attempts in
 flight, budget reservation, a charge row while it may be billed without its answer kept),
 retries are the provider's, and a judgment is committed to the store as soon as it is parsed. ``batch`` sends every pair through the provider's batch API
@@ -15,14 +15,14 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from situate.contexts.budget import Budget
 from situate.errors import SituateError
 from situate.judging.pool import Pair
 from situate.judging.prompt import parse_grade, prompt_hash, render
 from situate.judging.store import JudgeStore, StoredJudgment
-from situate.llm.base import LLMProvider, LLMRequest, LLMResponse
-from situate.llm.paid_calls import PaidCalls
 from situate.money.pricing import PriceBook
+from situate.paid.budget import Budget
+from situate.paid.calls import PaidCalls
+from situate.paid.llm import LLMProvider, LLMRequest, LLMResponse
 from situate.progress import progress_bar
 from situate.store import Stores
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from situate.endpoints import endpoint
 from situate.errors import SituateError
-from situate.llm.base import TTL_SECONDS, LLMRequest, LLMResponse
-from situate.llm.retry import with_retries
+from situate.paid.llm import TTL_SECONDS, LLMRequest, LLMResponse
+from situate.paid.retry import with_retries
 from situate.providers import anthropic as vendor
 from situate.providers import refused_key
 from situate.records import Usage
@@ -94,7 +93,7 @@ class AnthropicProvider:
         self.context_window = context_window
         self.thinking = thinking
         self.base_url = base_url
-        self.endpoint = endpoint(self.name, base_url)
+        self.endpoint = vendor.VENDOR.endpoint(base_url)
         self.api_key_env = api_key_env
         self.max_retries, self.backoff_base, self.backoff_max = (
             max_retries,

@@ -43,9 +43,9 @@ from pathlib import Path
 from typing import Any
 
 from situate.errors import SituateError
-from situate.llm.base import LLMCallFailed, LLMRequest, LLMResponse
 from situate.locks import exclusive
 from situate.packaged import package_file
+from situate.paid.llm import LLMCallFailed, LLMRequest, LLMResponse
 from situate.records import Usage
 
 WHO = "local LLM"

@@ -11,10 +11,9 @@ from __future__ import annotations
 import hashlib
 import time
 
-from situate.endpoints import endpoint
 from situate.errors import SituateError
-from situate.llm.base import LLMRequest, LLMResponse
-from situate.llm.retry import with_retries
+from situate.paid.llm import LLMRequest, LLMResponse
+from situate.paid.retry import with_retries
 from situate.providers import openai as vendor
 from situate.providers import refused_key
 from situate.records import Usage
@@ -64,7 +63,7 @@ class OpenAIChatProvider:
         self.min_cacheable_tokens = min_cacheable_tokens
         self.context_window = context_window
         self.base_url = base_url
-        self.endpoint = endpoint(self.name, base_url)
+        self.endpoint = vendor.VENDOR.endpoint(base_url)
         self.api_key_env = api_key_env
         self.max_retries, self.backoff_base, self.backoff_max = (
             max_retries,

@@ -33,7 +33,7 @@ def token_counter(
 
     ``auto`` uses the provider's exact counter (its counting endpoint, ``llm.counting_endpoint``)
     when its API key is set, else the local WordPiece tokenizer; ``provider``, ``local`` and
-    ``chars4`` force one. ``llm`` is an ``LLMProvider`` (:mod:`situate.llm.base`), read only by
+    ``chars4`` force one. ``llm`` is an ``LLMProvider`` (:mod:`situate.paid.llm`), read only by
     ``auto`` and ``provider``; None with ``local`` or ``chars4``.
     """
     if counter not in COUNTERS:

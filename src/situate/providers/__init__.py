@@ -1,16 +1,13 @@
-"""The vendors situate pays, one module per vendor, and the one path every paid call takes.
+"""The vendors situate pays, one module per vendor, and what every vendor shares.
 
-Each vendor module (``anthropic``, ``openai``, ``cohere``, ``local``) owns its SDK client
-(built with the endpoint of :mod:`situate.endpoints` passed explicitly and the SDK's own retries
-off), which of its errors are worth retrying, the one-line text of the others (never the key)
-and its :class:`Vendor` record. Stage options (``llm``, ``embedder``, ``reranker``) are thin
-adapters over them.
+Each vendor module (``anthropic``, ``openai``, ``cohere``, ``local``) owns its SDK client (built
+with its endpoint passed explicitly and the SDK's own retries off), which of its errors are worth
+retrying, the one-line text of the others (never the key) and its :class:`Vendor` record: what
+situate knows of the vendor beside its code (key variable, public endpoint and base-URL variable,
+the variables a Ray task needs, price-book ids, where its cache minimums come from, emulator).
+Everything else that names a vendor derives from the records (:func:`vendors`).
 
-Every paid call (an LLM completion, an embedding batch, a rerank request) is sent by
-:func:`send`: :func:`situate.llm.retry.with_retries` under a gate
-(:func:`situate.llm.retry.attempt_gate`): the LLM stages install their
-:class:`situate.llm.paid_calls.CallGate`, embedders and rerankers an :class:`ApiGate` (the same
-rpm/tpm :class:`~situate.llm.ratelimit.RateCeiling` and AIMD limit, without a budget).
+The retry/gate path every paid call takes is one layer up, :mod:`situate.paid`.
 """
 
 from __future__ import annotations
@@ -19,18 +16,15 @@ import importlib
 import inspect
 import os
 import pkgutil
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from urllib.parse import urlsplit
 
 from situate.errors import SituateError
-from situate.llm.base import LLMCallFailed
-from situate.llm.ratelimit import RATE_GUARD_SECONDS, RATE_LIMITED, AIMDLimit, RateCeiling
-from situate.llm.retry import RETRYABLE_STATUS, attempt_gate, retry_after_seconds, with_retries
 
-T = TypeVar("T")
 Retryable = Callable[[Exception], tuple[bool, float | None]]
+RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+RATE_LIMIT_STATUS = frozenset({429, 529})  # the server asks the client to slow down
 
 
 @dataclass(frozen=True)
@@ -56,15 +50,69 @@ class LeakScan:
 
 @dataclass(frozen=True)
 class Vendor:
-    """What situate knows of a vendor beside its code: the variable its key is read from (None:
-    no key), the price-book ids (``conf/pricing/``) of the models its options use, its emulator
-    and its leak scan (None: none)."""
+    """What situate knows of a vendor beside its code.
+
+    ``key_env``: the variable its key is read from (None: no key). ``pricing``: the price-book
+    ids (``conf/pricing/``) of the models its options use; their ``min_cacheable_tokens`` are its
+    cache minimums (:meth:`cache_minimums`, what its emulator caches by). ``public_api``: the
+    endpoint its SDK calls by default, ``base_url_env`` the variable that SDK reads instead (None
+    for both: no remote API). ``env``: more variables its stages read, which a Ray task needs
+    too (:attr:`forwarded`). Then its emulator and its leak scan (None: none).
+    """
 
     name: str
     key_env: str | None
     pricing: tuple[str, ...]
+    public_api: str | None = None
+    base_url_env: str | None = None
+    env: tuple[str, ...] = ()
     emulator: Emulated | None = None
     scan: LeakScan | None = None
+
+    @property
+    def forwarded(self) -> tuple[str, ...]:
+        """The variables its stages read besides the keys their configs name (``api_key_env``):
+        what ``execution=ray`` hands each task."""
+        return tuple(v for v in (self.base_url_env, *self.env) if v)
+
+    def base_url(self, configured: str | None) -> str:
+        """The URL its SDK would call: ``configured``, else :attr:`base_url_env`, else
+        :attr:`public_api`."""
+        variable = os.environ.get(self.base_url_env, "").strip() if self.base_url_env else ""
+        url = configured or variable or self.public_api
+        if url is None:
+            raise SituateError(f"{self.name} has no API endpoint (a model run in this process)")
+        return url
+
+    def endpoint(self, configured: str | None) -> str:
+        """The normalised endpoint of :meth:`base_url`, as cache keys and logs carry it.
+
+        Scheme and host in lower case, the port only where one is given, the path without a
+        trailing slash; user name, password, query and fragment are dropped (they never reach a
+        key or a log).
+        """
+        url = self.base_url(configured)
+        parts = urlsplit(url)
+        if not parts.scheme or not parts.hostname:
+            raise SituateError(
+                f"base_url {url!r} for {self.name} is not a URL; give one like "
+                "http://127.0.0.1:8765"
+            )
+        try:
+            port = f":{parts.port}" if parts.port is not None else ""
+        except ValueError:
+            raise SituateError(f"base_url {url!r} for {self.name} has a bad port") from None
+        return f"{parts.scheme.lower()}://{parts.hostname.lower()}{port}{parts.path.rstrip('/')}"
+
+    def cache_minimums(self, book=None) -> dict[str, int]:
+        """Price-book id -> the minimum cacheable prompt length of each of its models that has
+        one, read from ``book`` (default: ``conf/pricing/default.yaml``, as the cost code reads
+        it)."""
+        from situate.money.pricing import load_price_book
+
+        book = book if book is not None else load_price_book()
+        found = {model: book.price(model).min_cacheable_tokens for model in self.pricing}
+        return {model: tokens for model, tokens in found.items() if tokens is not None}
 
 
 def vendors() -> dict[str, Vendor]:
@@ -98,14 +146,13 @@ def emulator(
     return server
 
 
-def sdk_client(sdk_class, vendor: str, option: str, key_env: str, base_url, timeout, **extra):
+def sdk_client(sdk_class, vendor: Vendor, option: str, key_env: str, base_url, timeout, **extra):
     """``sdk_class`` (an SDK's client) with the key from ``key_env`` (and only from there), the
-    endpoint cache keys name passed explicitly and the SDK's retries off (:func:`send` retries)."""
-    from situate.endpoints import base_url as resolved_base_url
-
+    endpoint cache keys name (:meth:`Vendor.base_url`) passed explicitly and the SDK's retries
+    off (:func:`situate.paid.retry.send` retries)."""
     return sdk_class(
         api_key=api_key(key_env, option),
-        base_url=resolved_base_url(vendor, base_url),
+        base_url=vendor.base_url(base_url),
         timeout=timeout,
         max_retries=0,
         **extra,
@@ -124,6 +171,20 @@ def status_retryable(error, connection_error, status_error) -> tuple[bool, float
     return False, None
 
 
+def retry_after_seconds(headers) -> float | None:
+    """Seconds from a ``retry-after-ms`` or ``retry-after`` header (seconds form), if any."""
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value:
+            try:
+                return max(0.0, float(value) * scale)
+            except ValueError:
+                continue
+    return None
+
+
 def api_key(variable: str, option: str) -> str:
     """The key in environment variable ``variable``, or a one-line error naming it."""
     value = os.environ.get(variable, "").strip()
@@ -135,61 +196,3 @@ def api_key(variable: str, option: str) -> str:
 def refused_key(option: str, key_env: str) -> str:
     """The line of a 401 (an API's message may echo part of the key: never repeated here)."""
     return f"{option}: the API refused the key in {key_env} (401); set a valid key"
-
-
-@dataclass(frozen=True)
-class Retries:
-    """How often and how long a paid call is retried (``max_retries`` after the first try; the
-    defaults wait at most 0.5 s before the first retry and at most 8 s ever, as the SDKs do)."""
-
-    max_retries: int
-    backoff_base: float = 0.5
-    backoff_max: float = 8.0
-
-
-def send(call: Callable[[], T], retryable: Retryable, retries: Retries, gate=None) -> T:
-    """``call()`` through :func:`situate.llm.retry.with_retries` with ``gate`` on every attempt.
-
-    A call still failing after the retries raises the vendor's last error (its module turns it
-    into one line); an error not worth retrying is raised at once.
-    """
-    with attempt_gate(gate):
-        try:
-            result, _ = with_retries(
-                call, retryable, retries.max_retries, retries.backoff_base, retries.backoff_max
-            )
-        except LLMCallFailed as failed:
-            raise failed.__cause__ from None
-    return result
-
-
-class ApiGate:
-    """The gate of an embedder's or reranker's attempts: at most ``rpm`` requests and ``tpm``
-    estimated tokens a minute (:class:`RateCeiling`) and the AIMD limit on attempts in flight
-    (:class:`AIMDLimit`, from ``concurrency``). ``tokens`` is set before each call."""
-
-    def __init__(
-        self,
-        option: str,
-        rpm: int | None,
-        tpm: int | None,
-        concurrency: int = 1,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-    ):
-        self.ceiling = RateCeiling(
-            rpm, tpm, 60.0 + RATE_GUARD_SECONDS, clock=clock, sleep=sleep, option=option
-        )
-        self.limit = AIMDLimit(concurrency)
-        self.tokens = 0
-        self.rate_limited = 0
-        self._epoch = 0
-
-    def before(self) -> None:
-        self.ceiling.acquire(self.tokens)
-        self._epoch = self.limit.acquire()
-
-    def after(self, outcome: str) -> None:
-        self.limit.release(self._epoch, outcome)
-        if outcome == RATE_LIMITED:
-            self.rate_limited += 1

@@ -2,29 +2,31 @@
 and ``reranker=cohere``.
 
 The SDK's own retries are off: 429 and 5xx answers, refused, dropped and reset connections and
-timeouts are retried by :func:`situate.providers.send` (embed and rerank are idempotent, so
+timeouts are retried by :func:`situate.paid.retry.send` (embed and rerank are idempotent, so
 replaying such a request is safe), honouring ``retry-after``.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 from situate.errors import SituateError
-from situate.llm.retry import RETRYABLE_STATUS
 from situate.providers import (
+    RETRYABLE_STATUS,
     Emulated,
     LeakScan,
-    Retries,
     Vendor,
     sdk_client,
-    send,
     status_retryable,
 )
 
 OPTIONS = "embedder.base_url={url} reranker.base_url={url}"  # what the emulator serves
+MODELS = ("embed-english-v3.0", "rerank-english-v3.0")  # price-book ids
 VENDOR = Vendor(
-    "cohere", "CO_API_KEY", ("embed-english-v3.0", "rerank-english-v3.0"),
-    Emulated("cohere_api:CohereEmulator", "co-emulator", OPTIONS, streams=False),
-    LeakScan(("reranker=cohere", "reranker.base_url={url}", "reranker.pool=20"), "reranker"),
+    "cohere", "CO_API_KEY", MODELS, "https://api.cohere.com", "CO_API_URL",
+    emulator=Emulated("cohere_api:CohereEmulator", "co-emulator", OPTIONS, streams=False),
+    scan=LeakScan(("reranker=cohere", "reranker.base_url={url}", "reranker.pool=20"), "reranker"),
 )  # fmt: skip
 
 
@@ -33,7 +35,7 @@ def client(option: str, api_key_env: str, base_url: str | None, timeout: float):
     import cohere
 
     return sdk_client(
-        cohere.ClientV2, "cohere", option, api_key_env, base_url, timeout,
+        cohere.ClientV2, VENDOR, option, api_key_env, base_url, timeout,
         log_warning_experimental_features=False,
     )  # fmt: skip
 
@@ -43,13 +45,12 @@ def retryable(error: Exception) -> tuple[bool, float | None]:
     return status_retryable(error, *api_errors()[::-1])  # refused, reset, dropped, timed out
 
 
-def request(stage, who: str, tokens: int, call):
-    """``call()`` (one embed or rerank request of about ``tokens``) through
-    :func:`situate.providers.send` with ``stage``'s retries and gate; a failure after the
-    retries is one :class:`SituateError` line (``who``: the config group)."""
-    stage._gate.tokens = tokens
+@contextlib.contextmanager
+def one_line(stage, who: str) -> Iterator[None]:
+    """A failed call of ``stage`` inside (after its retries) as one :class:`SituateError` line
+    (``who``: the config group)."""
     try:
-        return send(call, retryable, Retries(stage.max_retries), stage._gate)
+        yield
     except api_errors() as error:
         line = error_line(who, error, stage.api_key_env, stage.model, stage.base_url)
         raise SituateError(line) from None

@@ -1,7 +1,7 @@
 """OpenAI: the client, retries and error text of ``llm=gpt_*`` and ``embedder=openai_*``.
 
 The SDK's own retries are off: 408, 409, 429 and 5xx answers, timeouts and dropped connections
-are retried by :func:`situate.providers.send`, honouring ``retry-after``.
+are retried by :func:`situate.paid.retry.send`, honouring ``retry-after``.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from situate.providers import Emulated, LeakScan, Vendor, sdk_client, status_ret
 MODELS = ("gpt-4.1-mini", "text-embedding-3-small", "text-embedding-3-large")  # price-book ids
 OPTIONS = "llm.base_url={url}/v1 embedder.base_url={url}/v1"  # what the emulator serves
 VENDOR = Vendor(
-    "openai", "OPENAI_API_KEY", MODELS,
-    Emulated("openai_chat:OpenAIChatEmulator", "sk-emulator", OPTIONS),
-    LeakScan(("embedder=openai_small", "embedder.base_url={url}/v1"), "embedder=openai"),
+    "openai", "OPENAI_API_KEY", MODELS, "https://api.openai.com/v1", "OPENAI_BASE_URL",
+    emulator=Emulated("openai_chat:OpenAIChatEmulator", "sk-emulator", OPTIONS),
+    scan=LeakScan(("embedder=openai_small", "embedder.base_url={url}/v1"), "embedder=openai"),
 )  # fmt: skip
 
 
@@ -23,7 +23,7 @@ def client(option: str, api_key_env: str, base_url: str | None, timeout: float):
     """An ``openai.OpenAI`` with the key from ``api_key_env`` (and only from there)."""
     import openai
 
-    return sdk_client(openai.OpenAI, "openai", option, api_key_env, base_url, timeout)
+    return sdk_client(openai.OpenAI, VENDOR, option, api_key_env, base_url, timeout)
 
 
 def retryable(error: Exception) -> tuple[bool, float | None]:

@@ -36,7 +36,7 @@ import numpy as np
 from situate.chunking.fixed import FixedChunker
 from situate.embedding.base import CachedEmbeddings, Embedder, normalize
 from situate.errors import SituateError
-from situate.llm.base import LLMCallFailed, LLMProvider, LLMRequest
+from situate.paid.llm import LLMCallFailed, LLMProvider, LLMRequest
 from situate.questions.records import FilterReport, GeneratedQuestion
 from situate.records import Corpus, Document
 from situate.sparse.bm25s_engine import Bm25sEngine

@@ -2,9 +2,9 @@
 
 Each request is rendered (:mod:`situate.questions.prompts`) and looked up in the generation store
 (:mod:`situate.questions.store`) by (model with endpoint, prompt hash, passage text): stored
-answers cost nothing. The others are paid calls (:class:`situate.llm.paid_calls.PaidCalls`, the
+answers cost nothing. The others are paid calls (:class:`situate.paid.calls.PaidCalls`, the
 judge's: rate ceilings, AIMD concurrency, budget reservations, charge rows, the provider's
-retries, each answer committed as it arrives) in the order of :mod:`situate.contexts.schedule`:
+retries, each answer committed as it arrives) in the order of :mod:`situate.paid.schedule`:
 the ``context_dependent`` requests of one document share its document block, the cached prefix,
 so the document's first call goes alone and the others read the cache it wrote (within its TTL);
 requests without a document block each go as soon as a slot is free. ``batch`` sends them
@@ -16,11 +16,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
-from situate.contexts.schedule import Schedule
 from situate.errors import SituateError
-from situate.llm.base import TTL_SECONDS, LLMProvider, LLMRequest, LLMResponse
-from situate.llm.paid_calls import PaidCalls
 from situate.money.pricing import PriceBook
+from situate.paid.calls import PaidCalls
+from situate.paid.llm import TTL_SECONDS, LLMProvider, LLMRequest, LLMResponse
+from situate.paid.schedule import Schedule
 from situate.progress import progress_bar
 from situate.questions.base import GenerationRequest, Proposal
 from situate.questions.prompts import (

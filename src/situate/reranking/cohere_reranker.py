@@ -10,20 +10,17 @@ and cache like any score. Which documents are left out depends on the others in 
 leave ``top_n`` null unless the cost matters.
 
 The key is read from the environment variable ``api_key_env`` (``CO_API_KEY``) only. Client,
-retries and error text are :mod:`situate.providers.cohere`; every request passes the
-``rpm``/``tpm`` gate of :class:`situate.providers.ApiGate`.
+retries and error text are :mod:`situate.providers.cohere`; fields, client and the
+``rpm``/``tpm`` gate of every request are :class:`situate.paid.adapter.ApiAdapter`'s.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from situate.contexts.budget import estimated_tokens
-from situate.endpoints import endpoint
 from situate.errors import SituateError
-from situate.llm.ratelimit import RateCeiling
-from situate.money.billing import Billed
-from situate.providers import ApiGate
+from situate.paid.adapter import ApiAdapter
+from situate.paid.budget import estimated_tokens
 from situate.providers import cohere as vendor
 from situate.truncation import APPROXIMATE, TokenWindow, approximate_counter
 
@@ -31,7 +28,7 @@ MAX_DOCUMENTS = 1000
 UNRANKED = -1.0
 
 
-class CohereReranker:
+class CohereReranker(ApiAdapter):
     """Score (query, text) pairs with a Cohere rerank model.
 
     Parameters
@@ -56,8 +53,6 @@ class CohereReranker:
         At most this many requests / estimated tokens a minute; None is no ceiling.
     """
 
-    provider = "cohere"
-
     def __init__(
         self,
         model: str = "rerank-english-v3.0",
@@ -72,29 +67,19 @@ class CohereReranker:
         rpm: int | None = None,
         tpm: int | None = None,
     ):
-        RateCeiling(rpm, tpm, option="reranker")  # validates both
+        super().__init__(
+            vendor, "reranker", model, base_url, api_key_env, max_retries, timeout, rpm, tpm
+        )
         if not 1 <= max_documents <= MAX_DOCUMENTS:
             raise SituateError(
                 f"reranker.max_documents={max_documents}: must be within 1..{MAX_DOCUMENTS}"
             )
         if top_n is not None and top_n < 1:
             raise SituateError(f"reranker.top_n={top_n}: must be positive or null")
-        self.name = model
-        self.model = model
         self.pool = pool
         self.top_n = top_n
         self.max_tokens_per_doc = max_tokens_per_doc
         self.max_documents = max_documents
-        self.base_url = base_url
-        self.endpoint = endpoint(self.provider, base_url)
-        self.api_key_env = api_key_env
-        self.max_retries = max_retries
-        self.timeout = timeout
-        self.rpm, self.tpm = rpm, tpm
-        self.search_units = 0.0  # meta.billed_units.search_units summed over this instance
-        self.requests = 0
-        self._client = None
-        self._gate: ApiGate | None = None
 
     def identity(self) -> dict:
         return {
@@ -114,22 +99,6 @@ class CohereReranker:
             "reranker.max_tokens_per_doc",
         )  # fmt: skip
 
-    def warm_up(self) -> None:
-        """Load the model (or build the client) now, before the first query is timed."""
-        self._load()
-
-    def billed(self) -> Billed:
-        """The searches Cohere billed this instance (``meta.billed_units.search_units``)."""
-        return Billed(model=self.model, search_units=self.search_units)
-
-    def _load(self):
-        if self._client is None:
-            self._client = vendor.client(
-                "reranker=cohere", self.api_key_env, self.base_url, self.timeout
-            )
-            self._gate = ApiGate("reranker", self.rpm, self.tpm)
-        return self._client
-
     def score(self, query: str, texts: list[str]) -> np.ndarray:
         scores = np.full(len(texts), UNRANKED, dtype=np.float64)
         if not texts:
@@ -147,10 +116,9 @@ class CohereReranker:
         top_n = min(self.top_n, len(batch)) if self.top_n else len(batch)
         params = {"model": self.model, "query": query, "documents": documents, "top_n": top_n}
         tokens = sum(estimated_tokens(t) for t in [query, *documents])
-        response = vendor.request(
-            self, "reranker", tokens,
-            lambda: client.rerank(max_tokens_per_doc=self.max_tokens_per_doc, **params),
-        )  # fmt: skip
-        self.requests += 1
+        with vendor.one_line(self, "reranker"):
+            response = self._send(
+                tokens, lambda: client.rerank(max_tokens_per_doc=self.max_tokens_per_doc, **params)
+            )
         self.search_units += vendor.billed(response, "search_units")
         return [(r.index, float(r.relevance_score)) for r in response.results]

@@ -1,7 +1,7 @@
 """Client-side rate limiting for LLM calls: AIMD concurrency and a requests/tokens-per-minute ceiling.
 
 Both act per *attempt* (the first try of a call and each retry), through the gate that
-:func:`situate.llm.retry.with_retries` consults (:func:`situate.llm.retry.attempt_gate`):
+:func:`situate.paid.retry.with_retries` consults (:func:`situate.paid.retry.attempt_gate`):
 
 - :class:`AIMDLimit` (additive increase, multiplicative decrease) caps the attempts in flight.
   A rate-limited answer (429, or Anthropic's 529 "overloaded") halves the cap, never below 1; a
@@ -15,7 +15,7 @@ Both act per *attempt* (the first try of a call and each retry), through the gat
   60-second window, wherever it starts, holds more than the ceiling: stricter than a bucket that
   refills continuously (which lets a full bucket's burst plus a minute of refill through), and
   within what a provider's own bucket allows. Tokens are estimated as the budget estimates them
-  (:func:`situate.contexts.budget.estimated_tokens`: one per three UTF-8 bytes of the document,
+  (:func:`situate.paid.budget.estimated_tokens`: one per three UTF-8 bytes of the document,
   prompt and answer prefix) plus ``max_tokens`` of output; every attempt counts, retries
   included, at its estimate.
 """

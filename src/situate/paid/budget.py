@@ -32,8 +32,8 @@ from __future__ import annotations
 import math
 import threading
 
-from situate.llm.base import LLMRequest
 from situate.money.pricing import ModelPrice
+from situate.paid.llm import LLMRequest
 from situate.records import Usage
 
 BYTES_PER_TOKEN = 3  # conservative: Claude and GPT tokenizers average 3.5 to 4.5 bytes a token

@@ -1,4 +1,8 @@
-"""Retries with exponential backoff that honour ``retry-after``, shared by the API providers.
+"""Retries with exponential backoff that honour ``retry-after``: the one path of every paid call.
+
+Every paid call (an LLM completion, an embedding batch, a rerank request) is retried by
+:func:`with_retries`: the LLM options call it themselves, embedders and rerankers through
+:func:`send` (:class:`situate.paid.adapter.ApiAdapter`).
 
 Every attempt (the first try and each retry) can pass through a *gate*: an object with
 ``before()`` (called before the attempt is sent; it may block, for rate limits, or raise, to stop
@@ -21,15 +25,15 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from situate.llm.base import LLMCallFailed
-from situate.llm.ratelimit import AMBIGUOUS, FAILED, OK, RATE_LIMITED
+from situate.paid.llm import LLMCallFailed
+from situate.paid.ratelimit import AMBIGUOUS, FAILED, OK, RATE_LIMITED
+from situate.providers import RATE_LIMIT_STATUS, Retryable
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
-RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
-RATE_LIMIT_STATUS = frozenset({429, 529})
 
 
 class AttemptGate(Protocol):
@@ -63,23 +67,9 @@ def outcome_of(error: Exception, retryable: bool) -> str:
     return FAILED
 
 
-def retry_after_seconds(headers) -> float | None:
-    """Seconds from a ``retry-after-ms`` or ``retry-after`` header (seconds form), if any."""
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value:
-            try:
-                return max(0.0, float(value) * scale)
-            except ValueError:
-                continue
-    return None
-
-
 def with_retries(
     call: Callable[[], T],
-    is_retryable: Callable[[Exception], tuple[bool, float | None]],
+    is_retryable: Retryable,
     max_retries: int,
     backoff_base: float,
     backoff_max: float,
@@ -127,3 +117,29 @@ def with_retries(
         if gate is not None:
             gate.after(OK)
         return result, attempt
+
+
+@dataclass(frozen=True)
+class Retries:
+    """How often and how long a paid call is retried (``max_retries`` after the first try; the
+    defaults wait at most 0.5 s before the first retry and at most 8 s ever, as the SDKs do)."""
+
+    max_retries: int
+    backoff_base: float = 0.5
+    backoff_max: float = 8.0
+
+
+def send(call: Callable[[], T], retryable: Retryable, retries: Retries, gate=None) -> T:
+    """``call()`` through :func:`with_retries` with ``gate`` on every attempt.
+
+    A call still failing after the retries raises the vendor's last error (its module turns it
+    into one line); an error not worth retrying is raised at once.
+    """
+    with attempt_gate(gate):
+        try:
+            result, _ = with_retries(
+                call, retryable, retries.max_retries, retries.backoff_base, retries.backoff_max
+            )
+        except LLMCallFailed as failed:
+            raise failed.__cause__ from None
+    return result

@@ -4,7 +4,7 @@ A document's first call (its *writer*) writes the provider's prompt cache entry 
 its other calls (*readers*) read it, but only once the entry exists, which is from the moment the
 writer's response has started (Anthropic's ``message_start``; a provider that cannot say so
 starts when its answer ends). :class:`Schedule` keeps up to ``slots()`` calls in flight (the AIMD
-limit of :mod:`situate.llm.ratelimit`) over the whole run, not per document:
+limit of :mod:`situate.paid.ratelimit`) over the whole run, not per document:
 
 1. a reader is never sent before its document's writer has started responding;
 2. a free slot goes to a ready reader of the earliest open document, else to the next document's

@@ -3,11 +3,11 @@
 What every stage that pays a provider per answer does with each call (the judge, the question
 generator; the context stage passes the same :class:`CallGate`):
 
-1. reserve the call's upper cost estimate against the budget (:mod:`situate.contexts.budget`);
+1. reserve the call's upper cost estimate against the budget (:mod:`situate.paid.budget`);
    a call that would pass the cap is not sent;
-2. every attempt (first try and each retry of :mod:`situate.llm.retry`) passes the
+2. every attempt (first try and each retry of :mod:`situate.paid.retry`) passes the
    :class:`CallGate`: the requests/tokens-per-minute ceiling, the AIMD limit on attempts in flight
-   (:mod:`situate.llm.ratelimit`), a new reservation after an ambiguous attempt, and a charge row
+   (:mod:`situate.paid.ratelimit`), a new reservation after an ambiguous attempt, and a charge row
    in the store (:class:`situate.store.ChargeRows`) while the attempt may be billed without its
    answer kept;
 3. the answer is handed to ``keep`` (which commits it to the stage's store, one transaction), and
@@ -25,11 +25,11 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from situate.contexts.budget import Budget, BudgetExhausted, estimated_tokens
-from situate.contexts.schedule import CacheWindowMissed
 from situate.errors import SituateError
-from situate.llm.base import LLMCallFailed, LLMProvider, LLMRequest, LLMResponse
-from situate.llm.ratelimit import (
+from situate.money.pricing import PriceBook
+from situate.paid.budget import Budget, BudgetExhausted, estimated_tokens
+from situate.paid.llm import LLMCallFailed, LLMProvider, LLMRequest, LLMResponse
+from situate.paid.ratelimit import (
     AMBIGUOUS,
     FAILED,
     OK,
@@ -38,20 +38,20 @@ from situate.llm.ratelimit import (
     AIMDLimit,
     RateCeiling,
 )
-from situate.llm.retry import attempt_gate
-from situate.money.pricing import PriceBook
+from situate.paid.retry import attempt_gate
+from situate.paid.schedule import CacheWindowMissed
 from situate.store import ChargeRows
 
 Keep = Callable[[str, LLMResponse], None]  # commit one answer (key, response) to the store
 
 
 class CallGate:
-    """What each attempt of one call passes (see :mod:`situate.llm.retry`): the rate ceiling,
+    """What each attempt of one call passes (see :mod:`situate.paid.retry`): the rate ceiling,
     the AIMD limit and, with a budget, a new reservation after an ambiguous attempt and a charge
     row in ``charges`` while the attempt may be billed without its answer kept.
 
     ``deadline`` (seconds on ``clock``) is the latest start of a cache reader
-    (:mod:`situate.contexts.schedule`): past it the attempt raises :class:`CacheWindowMissed`
+    (:mod:`situate.paid.schedule`): past it the attempt raises :class:`CacheWindowMissed`
     unsent.
     """
 
