@@ -204,3 +204,24 @@ def test_sweep_on_a_local_ray_instance(cookbook_dir: Path, tmp_path: Path):
     mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
     runs = mlflow.search_runs(experiment_names=["ray"], output_format="list")
     assert len(runs) == 3  # the sweep's parent and its two jobs
+
+
+@pytest.mark.slow
+def test_a_window_that_cuts_contexts_is_said_logged_and_listed(cookbook_dir: Path, tmp_path: Path):
+    # the cookbook's order (context after the chunk) at 128 tokens, on 6 documents
+    proc = run_cli(
+        "run", "context=replay", "context.placement=after", "embedder.max_seq_length=128",
+        "fusion=dense_only", "dataset.max_documents=6", f"output_dir={tmp_path}",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    output = (proc.stdout + proc.stderr).splitlines()
+    said = [line for line in output if "window of 128 tokens cut" in line]
+    assert len(said) == 1 and "set context.placement=before" in said[0]
+    (row,) = results(tmp_path)
+    m = row["metrics"]
+    assert m["contexts_truncated"] == m["texts_truncated"] > 0  # every cut text loses its context
+    assert m["contexts_truncated_share"] == m["contexts_truncated"] / m["n_chunks"]
+    cut = json.loads(next(tmp_path.rglob("truncated.json")).read_text())["dense"]
+    assert cut["window_tokens"] == 128
+    assert len(cut["contexts_truncated"]) == m["contexts_truncated"]
+    assert all(chunk_id.startswith("doc_") for chunk_id in cut["contexts_truncated"])

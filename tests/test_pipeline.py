@@ -178,6 +178,7 @@ def test_a_window_that_cuts_a_context_is_counted_and_said(tmp_path: Path, caplog
         "contexts_truncated": 1.0,
         "contexts_truncated_share": 1 / 6,
     }
+    assert result.truncation["dense"].cut_rows == (1,)  # glaciers#1, "Moraines mark old ice."
     cut = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert cut[0].startswith(
         "dense index: hand-set's window of 7 tokens cut the context of 1 of 6 chunks (16.7%)"

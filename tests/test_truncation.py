@@ -29,8 +29,10 @@ def test_a_window_counts_texts_past_it_and_the_tokens_it_drops():
     found = measure(words(tokens=6), CHUNKS)
     # 5 <= 6; 7 - 6 = 1; 11 - 6 = 5
     assert found == Truncation(
-        texts=3, truncated=2, tokens_over=6, tokens_over_max=5, contexts=0, contexts_cut=0, window=6
-    )
+        texts=3, truncated=2, tokens_over=6, tokens_over_max=5, contexts=0, contexts_cut=0,
+        window=6, truncated_rows=(1, 2),
+    )  # fmt: skip
+    assert Truncation.from_json(found.to_json()) == found
     assert found.metrics() == {
         "texts_truncated": 2.0,
         "texts_truncated_share": 2 / 3,
@@ -49,6 +51,7 @@ def test_a_context_after_the_chunk_is_lost_with_any_cut_and_one_before_only_when
     head = measure(words(tokens=6), before, contexts, context_at="head")
     # at the kept end only the 7-token context is longer than the window of 6
     assert (head.truncated, head.contexts, head.contexts_cut) == (3, 2, 1)
+    assert head.cut_rows == (2,) and tail.cut_rows == (0, 2)
     assert head.metrics()["contexts_truncated_share"] == 1 / 2
     # a window that keeps the tail (Cohere's truncate=START) loses the context before the chunk
     start = measure(words(keeps="tail", tokens=6), before, contexts, context_at="head")
@@ -102,3 +105,37 @@ def test_every_embedder_option_counts_what_its_window_cuts(option, tmp_path):
     assert found.metrics()["texts_truncated"] == 1.0
     assert found.tokens_over == tokens - window.tokens > 0
     assert window.keeps == "head"
+
+
+@pytest.mark.parametrize(
+    ("arm", "overrides", "said"),
+    [
+        ("contextual_embeddings", [], []),  # the defaults keep every context: nothing to say
+        ("baseline", [], []),
+        # 128 tokens: no context is cut (each comes first and is under 128 tokens) but 735 of
+        # the 737 texts lose their end
+        ("contextual_embeddings", ["embedder.max_seq_length=128"], ["735 of 737 texts"]),
+        # the cookbook's order at 256 tokens: the context of 364 chunks is cut
+        (
+            "contextual_embeddings",
+            ["context.placement=after", "embedder.max_seq_length=256"],
+            ["cut the context of 364 of 737 chunks", "364 of 737 texts"],
+        ),
+    ],
+)
+def test_the_cookbook_replication_warns_only_when_its_window_cuts(
+    arm, overrides, said, tmp_path, caplog
+):
+    from situate.app import build_pipeline
+
+    cfg = compose(
+        ["experiment=cookbook_replication", f"arm={arm}", f"output_dir={tmp_path}", *overrides]
+    )
+    pipeline = build_pipeline(cfg)
+    _, chunks, contexts = pipeline.prepare({})
+    caplog.clear()
+    pipeline.window_cut("dense", pipeline.embedder.window(), chunks, contexts)
+    lines = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(lines) == len(said)
+    for line, words in zip(lines, said, strict=True):
+        assert words in line

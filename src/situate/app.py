@@ -108,6 +108,16 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
         for f in result.flags
     ]
     (folder / "contexts_flagged.json").write_text(json.dumps(flagged, indent=1, ensure_ascii=False))
+    if any(found.truncated for found in result.truncation.values()):  # what each window cut
+        cut = {
+            index: {
+                "window_tokens": found.window,
+                "texts_truncated": [result.chunks[r].chunk_id for r in found.truncated_rows],
+                "contexts_truncated": [result.chunks[r].chunk_id for r in found.cut_rows],
+            }
+            for index, found in result.truncation.items()
+        }
+        (folder / "truncated.json").write_text(json.dumps(cut, indent=1, ensure_ascii=False))
     sample = [
         {"chunk_id": c.chunk_id, "chunk_start": c.text[:200], "context": x.text}
         for c, x in list(zip(result.chunks, result.contexts, strict=True))[:25]

@@ -82,7 +82,8 @@ class Truncation:
 
     ``tokens_over`` is summed over the truncated texts (tokens the model never read);
     ``contexts`` counts the texts that carry a context, ``contexts_cut`` those whose context
-    the window cut (partly or wholly).
+    the window cut (partly or wholly). ``truncated_rows`` and ``cut_rows`` are their positions
+    in the texts measured (chunk rows).
     """
 
     texts: int
@@ -92,6 +93,8 @@ class Truncation:
     contexts: int
     contexts_cut: int
     window: int
+    truncated_rows: tuple[int, ...] = ()
+    cut_rows: tuple[int, ...] = ()
 
     @property
     def truncated_share(self) -> float:
@@ -119,7 +122,8 @@ class Truncation:
 
     @classmethod
     def from_json(cls, text: str) -> Truncation:
-        return cls(**json.loads(text))
+        data = json.loads(text)
+        return cls(**{**data, **{k: tuple(data[k]) for k in ("truncated_rows", "cut_rows")}})
 
 
 def measure(
@@ -139,24 +143,26 @@ def measure(
     counts = np.asarray(window.count(texts), dtype=np.int64) if texts else np.zeros(0, np.int64)
     over = np.maximum(counts - limit, 0)
     truncated = over > 0
-    n_contexts, cut = 0, 0
+    n_contexts, cut_rows = 0, []
     if contexts is not None and context_at is not None:
         has = np.array([bool(c) for c in contexts], dtype=bool)
         n_contexts = int(has.sum())
-        if context_at == window.keeps:  # at the kept end: lost only when longer than the window
-            rows = np.flatnonzero(has & truncated).tolist()
+        rows = np.flatnonzero(has & truncated).tolist()
+        if context_at == window.keeps and rows:  # at the kept end: lost only when too long
             long = np.asarray(window.count([contexts[i] for i in rows]), dtype=np.int64)
-            cut = int((long > limit).sum()) if rows else 0
-        else:  # at the dropped end: lost with any cut of its text
-            cut = int((has & truncated).sum())
+            cut_rows = [r for r, n in zip(rows, long, strict=True) if n > limit]
+        elif context_at != window.keeps:  # at the dropped end: lost with any cut of its text
+            cut_rows = rows
     return Truncation(
         texts=len(texts),
         truncated=int(truncated.sum()),
         tokens_over=int(over.sum()),
         tokens_over_max=int(over.max()) if len(over) else 0,
         contexts=n_contexts,
-        contexts_cut=cut,
+        contexts_cut=len(cut_rows),
         window=limit,
+        truncated_rows=tuple(np.flatnonzero(truncated).tolist()),
+        cut_rows=tuple(cut_rows),
     )
 
 

@@ -13,6 +13,7 @@ from dataclasses import replace
 import numpy as np
 
 from situate.embedding.base import Kind, normalize
+from situate.devices import cpu_threads, onnx_providers
 from situate.errors import SituateError
 from situate.money.billing import Unbilled
 from situate.packaged import package_file
@@ -31,8 +32,11 @@ class OnnxMiniLMEmbedder(Unbilled):
         the model reads up to 512).
     batch_size : int
         Texts per forward pass (texts are sorted by length first, so padding stays small).
-    threads : int
-        onnxruntime intra-op threads.
+    device : str
+        ``auto`` (onnxruntime's CUDA provider where that build is installed, else the CPU),
+        ``cpu`` or ``cuda``.
+    threads : int or None
+        onnxruntime intra-op threads; None is every core this process may use.
     sha256 : str or None
         Expected sha256 of the model file; a different file is an error.
     """
@@ -48,7 +52,8 @@ class OnnxMiniLMEmbedder(Unbilled):
         tokenizer_file: str = "model/tokenizer.json",
         max_seq_length: int = 512,
         batch_size: int = 32,
-        threads: int = 2,
+        device: str = "auto",
+        threads: int | None = None,
         sha256: str | None = None,
     ):
         self.name = model
@@ -56,6 +61,7 @@ class OnnxMiniLMEmbedder(Unbilled):
         self.tokenizer_package, self.tokenizer_file = tokenizer_package, tokenizer_file
         self.max_seq_length = max_seq_length
         self.batch_size = batch_size
+        self.device = device
         self.threads = threads
         self.sha256 = sha256
         self._session = None
@@ -94,10 +100,10 @@ class OnnxMiniLMEmbedder(Unbilled):
                         "reinstall the pinned package version"
                     )
             options = ort.SessionOptions()
-            options.intra_op_num_threads = self.threads
+            options.intra_op_num_threads = cpu_threads(self.threads)
             options.inter_op_num_threads = 1
             self._session = ort.InferenceSession(
-                str(model_path), options, providers=["CPUExecutionProvider"]
+                str(model_path), options, providers=onnx_providers(self.device, "embedder.device")
             )
             tok = Tokenizer.from_file(
                 str(package_file(self.tokenizer_package, self.tokenizer_file, "embedder"))

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from situate.embedding.base import Kind, normalize
+from situate.devices import cpu_threads, torch_device
 from situate.errors import SituateError
 from situate.money.billing import Unbilled
 from situate.packaged import package_file
@@ -20,7 +21,7 @@ from situate.truncation import TokenWindow, model_folder_window
 
 
 class SentenceTransformerEmbedder(Unbilled):
-    """Encode with ``sentence_transformers.SentenceTransformer`` on the CPU.
+    """Encode with ``sentence_transformers.SentenceTransformer`` on a GPU or the CPU.
 
     Parameters
     ----------
@@ -35,8 +36,11 @@ class SentenceTransformerEmbedder(Unbilled):
         was trained at 256 and reads up to 512: 512 keeps a context placed after a long chunk).
     batch_size : int
         Texts per forward pass.
-    threads : int
-        torch intra-op threads.
+    device : str
+        ``auto`` (a CUDA or MPS GPU when torch sees one, else the CPU), ``cpu``, ``cuda``,
+        ``cuda:N``; not part of the cache key (vectors agree within float rounding).
+    threads : int or None
+        torch intra-op threads on the CPU; None is every core this process may use.
     query_prefix, document_prefix : str
         Prepended to queries / documents (e5-style models need "query: " and "passage: ").
     """
@@ -50,7 +54,8 @@ class SentenceTransformerEmbedder(Unbilled):
         path: str | None = None,
         max_seq_length: int = 512,
         batch_size: int = 32,
-        threads: int = 2,
+        device: str = "auto",
+        threads: int | None = None,
         query_prefix: str = "",
         document_prefix: str = "",
     ):
@@ -59,6 +64,7 @@ class SentenceTransformerEmbedder(Unbilled):
         self.path = path
         self.max_seq_length = max_seq_length
         self.batch_size = batch_size
+        self.device = device
         self.threads = threads
         self.query_prefix = query_prefix
         self.document_prefix = document_prefix
@@ -108,8 +114,9 @@ class SentenceTransformerEmbedder(Unbilled):
 
             transformers.logging.set_verbosity_error()
             transformers.logging.disable_progress_bar()
-            torch.set_num_threads(self.threads)
-            self._model = SentenceTransformer(str(self.model_dir()), device="cpu")
+            device = torch_device(self.device, "embedder.device")
+            torch.set_num_threads(cpu_threads(self.threads))
+            self._model = SentenceTransformer(str(self.model_dir()), device=device)
             self._model.max_seq_length = self.max_seq_length
         return self._model
 

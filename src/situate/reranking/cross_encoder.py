@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from situate.devices import cpu_threads, torch_device
 from situate.errors import SituateError
 from situate.money.billing import Unbilled
 from situate.truncation import TokenWindow, model_folder_window
@@ -34,8 +35,10 @@ class CrossEncoderReranker(Unbilled):
         Tokens of each (query, text) pair the model reads.
     batch_size : int
         Pairs per forward pass.
-    threads : int
-        torch intra-op threads.
+    device : str
+        ``auto`` (a GPU when torch sees one, else the CPU), ``cpu``, ``cuda``, ``cuda:N``.
+    threads : int or None
+        torch intra-op threads on the CPU; None is every core this process may use.
     """
 
     def __init__(
@@ -45,7 +48,8 @@ class CrossEncoderReranker(Unbilled):
         pool: int = 150,
         max_length: int = 512,
         batch_size: int = 32,
-        threads: int = 2,
+        device: str = "auto",
+        threads: int | None = None,
     ):
         if not model and not path:
             raise SituateError(
@@ -58,6 +62,7 @@ class CrossEncoderReranker(Unbilled):
         self.pool = pool
         self.max_length = max_length
         self.batch_size = batch_size
+        self.device = device
         self.threads = threads
         self._model = None
 
@@ -113,9 +118,10 @@ class CrossEncoderReranker(Unbilled):
 
             transformers.logging.set_verbosity_error()
             transformers.logging.disable_progress_bar()
-            torch.set_num_threads(self.threads)
+            device = torch_device(self.device, "reranker.device")
+            torch.set_num_threads(cpu_threads(self.threads))
             try:
-                self._model = CrossEncoder(folder, device="cpu", max_length=self.max_length)
+                self._model = CrossEncoder(folder, device=device, max_length=self.max_length)
             except (OSError, ValueError) as exc:
                 raise SituateError(
                     f"reranker=cross_encoder: cannot load a cross-encoder from {folder} "
