@@ -17,6 +17,13 @@ from omegaconf import OmegaConf
 
 from conftest import CONF_DIR, run_cli
 from situate.datasets.folder import FolderLoader
+from situate.datasets.generated import (
+    GeneratedQuestion,
+    Passage,
+    Provenance,
+    read_questions,
+    write_questions,
+)
 from situate.embedding.onnx_minilm import OnnxMiniLMEmbedder
 from situate.errors import SituateError
 from situate.llm.base import LLMCallFailed, LLMRequest, LLMResponse
@@ -28,13 +35,6 @@ from situate.questions.filters import (
     TriviallyLexical,
     apply_filters,
     build_filters,
-)
-from situate.questions.records import (
-    GeneratedQuestion,
-    Passage,
-    Provenance,
-    read_questions,
-    write_questions,
 )
 from situate.questions.review_cli import main as review_main
 from situate.records import Document, Span, Usage

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from situate.contexts.schedule import Schedule
+from situate.datasets.generated import Provenance
 from situate.errors import SituateError
 from situate.llm.base import TTL_SECONDS, LLMProvider, LLMRequest, LLMResponse
 from situate.llm.paid_calls import PaidCalls
@@ -31,7 +32,6 @@ from situate.questions.prompts import (
     render,
     templates_hash,
 )
-from situate.questions.records import Provenance
 from situate.questions.store import GenerationStore, StoredGeneration
 from situate.store import Stores, content_hash
 

@@ -27,9 +27,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from situate.datasets.folder import quote_at
+from situate.datasets.generated import REVIEWS, GeneratedQuestion, read_questions, write_questions
 from situate.errors import SituateError
 from situate.parsing.reader import DEFAULT_SUFFIXES, DocumentReader, default_parsers
-from situate.questions.records import REVIEWS, GeneratedQuestion, read_questions, write_questions
 from situate.records import Document
 
 KEYS = {"a": "accepted", "r": "rejected", "e": "edited", "s": "skip", "q": "quit"}
