@@ -14,6 +14,8 @@ Which server:
   folders that name a table);
 - :mod:`situate.postgres.embedded`: running the embedded server (started, shared by the processes
   that use it, stopped by the last one).
+
+What both need is here: the DSN's variable, the install hint and psycopg itself.
 """
 
 from __future__ import annotations

@@ -22,20 +22,8 @@ log = logging.getLogger(__name__)
 
 PARENT_FILE = "parent_run_id"  # in the sweep folder: the MLflow run the sweep's jobs nest under
 
-
 # the config of a sweep whose parent run is open (Ctrl-C skips on_multirun_end: see interrupted())
 SWEEP_UNDER_WAY: list[DictConfig] = []
-
-
-def close_parent(config: DictConfig, files: list[Path], table: str, interrupted: bool = False):
-    """End the sweep's parent run with its jobs' outcome (``results.txt``: the table)."""
-    parent_file = Path(config.hydra.sweep.dir) / PARENT_FILE
-    if parent_file.exists() and config.get("tracking") is not None:
-        rows = [json.loads(f.read_text()) for f in files]
-        failed = sum(1 for r in rows if r.get("error"))
-        _tracker(config).end_parent(
-            parent_file.read_text().strip(), len(rows), failed, {"results.txt": table}, interrupted
-        )
 
 
 def open_parent(config: DictConfig) -> None:
@@ -55,6 +43,17 @@ def open_parent(config: DictConfig) -> None:
         sweep.mkdir(parents=True, exist_ok=True)
         (sweep / PARENT_FILE).write_text(parent)
         SWEEP_UNDER_WAY.append(config)
+
+
+def close_parent(config: DictConfig, files: list[Path], table: str, interrupted: bool = False):
+    """End the sweep's parent run with its jobs' outcome (``results.txt``: the table)."""
+    parent_file = Path(config.hydra.sweep.dir) / PARENT_FILE
+    if parent_file.exists() and config.get("tracking") is not None:
+        rows = [json.loads(f.read_text()) for f in files]
+        failed = sum(1 for r in rows if r.get("error"))
+        _tracker(config).end_parent(
+            parent_file.read_text().strip(), len(rows), failed, {"results.txt": table}, interrupted
+        )
 
 
 def interrupted() -> None:
