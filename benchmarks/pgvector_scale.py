@@ -2,9 +2,10 @@
 
     .venv/bin/python benchmarks/pgvector_scale.py [--sizes 10000,100000,1000000] [--deadline EPOCH]
 
-One embedded Postgres (``situate.postgres``, data under ``outputs/bench/pgvector_server``, deleted
-at the end) holds every table. Vectors: random normal 384-d float32, L2-normalised (the shape of
-all-MiniLM-L6-v2's), as in scale.py; 30 random normalised queries.
+One embedded Postgres (``situate.postgres.embedded``, data under
+``outputs/bench/pgvector_server``, deleted at the end) holds every table. Vectors: random normal
+384-d float32, L2-normalised (the shape of all-MiniLM-L6-v2's), as in scale.py; 30 random
+normalised queries.
 
 * ``exact``: ``dense.index=exact`` (no index, every row compared), depth 150 (the fusion pool).
 * ``hnsw`` and ``hnsw_halfvec``: pgvector's defaults (m 16, ef_construction 64), float32 and
@@ -107,7 +108,7 @@ def main() -> int:
     parser.add_argument("--max-seconds", type=float, default=300.0, help="longest build allowed")
     parser.add_argument("--deadline", type=float, default=None)
     ns = parser.parse_args()
-    from situate.postgres import embedded_server
+    from situate.postgres.embedded import embedded_server
 
     folder = OUT / "pgvector_server"
     shutil.rmtree(folder, ignore_errors=True)

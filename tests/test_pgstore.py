@@ -20,7 +20,7 @@ from situate.contexts.store import StoredContext
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.errors import SituateError
 from situate.pgstore import PostgresStores
-from situate.postgres import embedded_server
+from situate.postgres.embedded import embedded_server
 from situate.store import ChargeRows
 
 psycopg = pytest.importorskip("psycopg")

@@ -21,7 +21,8 @@ import pytest
 
 from situate.dense.pgvector import PgvectorIndex
 from situate.errors import SituateError
-from situate.postgres import REGISTRY, embedded_server
+from situate.postgres.client import REGISTRY
+from situate.postgres.embedded import embedded_server
 from situate.sparse.postgres_fts import PostgresFtsEngine
 
 psycopg = pytest.importorskip("psycopg")

@@ -16,6 +16,7 @@ from hydra.utils import instantiate
 
 from document_fixtures import RATE_LIMITS_HTML, build_handbook_docx, build_pdf
 from situate.config import compose
+from situate.datasets.generated import Passage, Provenance, read_questions
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.emulators.textmodel import question_answer
 from situate.errors import SituateError
@@ -28,7 +29,6 @@ from situate.questions.generate import (
 )
 from situate.questions.passages import sample_passages, windows
 from situate.questions.prompts import AnswerError, document_language, parse_answer, render
-from situate.questions.records import Passage, Provenance, read_questions
 from situate.records import Document
 
 KEY = "emulator-key-test-questions"

@@ -18,6 +18,13 @@ from omegaconf import OmegaConf
 from conftest import CONF_DIR, run_cli
 from situate.commands.questions_review import main as review_main
 from situate.datasets.folder import FolderLoader
+from situate.datasets.generated import (
+    GeneratedQuestion,
+    Passage,
+    Provenance,
+    read_questions,
+    write_questions,
+)
 from situate.embedding.onnx_minilm import OnnxMiniLMEmbedder
 from situate.errors import SituateError
 from situate.paid.llm import LLMCallFailed, LLMRequest, LLMResponse
@@ -29,13 +36,6 @@ from situate.questions.filters import (
     TriviallyLexical,
     apply_filters,
     build_filters,
-)
-from situate.questions.records import (
-    GeneratedQuestion,
-    Passage,
-    Provenance,
-    read_questions,
-    write_questions,
 )
 from situate.records import Document, Span, Usage
 

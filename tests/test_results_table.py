@@ -10,12 +10,8 @@ from omegaconf import OmegaConf
 from rich.console import Console
 
 from conftest import run_cli
-from situate.tracking.summary import (
-    next_steps,
-    results_table,
-    telling_groups,
-    telling_overrides,
-)
+from situate.study.results_table import results_table, telling_groups, telling_overrides
+from situate.tracking.sweep import next_steps
 
 ARMS = {
     "baseline": ("none", "dense_only", "none"),

@@ -15,7 +15,7 @@ READERS = [
     "execution.py",
     "app.py",
     "commands/estimate.py",
-    "report/writing_cost.py",
+    "study/writing_cost.py",
     *sorted(p.relative_to(SRC).as_posix() for p in (SRC / "money").glob("*.py")),
 ]
 # (module, object) of the reflective reads that read a plain record's own fields, not a stage

@@ -167,7 +167,7 @@ def sweep(overrides: Sequence[str] = (), quiet: bool = True) -> pd.DataFrame:
     table = pd.DataFrame(rows)
     from omegaconf import OmegaConf
 
-    from situate.report.selection import sweep_selection
+    from situate.study.selection import sweep_selection
 
     baseline = cfg.get("baseline")
     spec = OmegaConf.to_container(baseline, resolve=True) if baseline is not None else None

@@ -25,7 +25,7 @@ from situate.records import Chunk, Corpus
 from situate.stages import CHOICE_GROUPS, COMMAND_GROUPS, LLM_GROUPS, PIPELINE_STAGES
 from situate.store import atomic_write_bytes, atomic_write_text, content_hash
 from situate.tracking.base import RESULT_FILE, Tracker, flatten, run_name, without_credentials
-from situate.tracking.summary import parent_run_id
+from situate.tracking.sweep import parent_run_id
 
 log = logging.getLogger("situate")
 

@@ -62,8 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:
-        if "situate.tracking.summary" in sys.modules:  # a sweep's parent run is closed as KILLED
-            sys.modules["situate.tracking.summary"].interrupted()
+        if "situate.tracking.sweep" in sys.modules:  # a sweep's parent run is closed as KILLED
+            sys.modules["situate.tracking.sweep"].interrupted()
         if debug:
             raise
         print(INTERRUPTED, file=sys.stderr)

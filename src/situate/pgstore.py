@@ -1,7 +1,7 @@
 """``store: postgres``: the content-addressed stores as tables of one Postgres server, shared by
 every process and machine that reaches it.
 
-The server is the one ``dense: pgvector`` uses (:class:`situate.postgres.Postgres`):
+The server is the one ``dense: pgvector`` uses (:class:`situate.postgres.client.Postgres`):
 ``$SITUATE_PG_DSN`` when set (never logged), else the embedded server under ``data_dir``. Each
 store of :class:`situate.store.BlobStore` (contexts, charge rows, embeddings, rerank scores,
 judgments, parsed documents) is a table ``<schema>.<its SQLite table>`` of ``(key text PRIMARY
@@ -28,7 +28,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from situate.errors import SituateError
-from situate.postgres import DSN_ENV, Postgres, lock_id, psycopg_module
+from situate.postgres import DSN_ENV, psycopg_module
+from situate.postgres.client import Postgres, lock_id
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ class PostgresStores:
     Parameters
     ----------
     dsn_env, data_dir, listen, schema : str
-        The server and schema, as for ``dense: pgvector`` (:class:`situate.postgres.Postgres`).
+        The server and schema, as for ``dense: pgvector`` (:class:`situate.postgres.client.Postgres`).
     claim_wait_s : float
         The longest a process waits for the answer of a key a live peer has claimed before it
         stops with an error (a peer's call with all its retries ends well before).

@@ -1,7 +1,7 @@
 """The one table of config groups (``conf/<group>/``): what each is and who reads it.
 
-``app.py`` builds and tags runs from it, ``tracking/summary.py`` and the report tell runs apart by
-its choice groups, ``saved_index.py`` keys the persisted index by its index groups, ``situate
+``app.py`` builds and tags runs from it, ``study/results_table.py`` and the report tell runs apart
+by its choice groups, ``saved_index.py`` keys the persisted index by its index groups, ``situate
 --help`` lists it, and the tests check every option of a built group against its protocol.
 Adding a group is one row here. Imports nothing: ``situate --help`` reads it.
 """

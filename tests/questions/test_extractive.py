@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from situate.datasets.generated import Passage
 from situate.errors import SituateError
 from situate.questions.base import GenerationRequest
 from situate.questions.extractive import ExtractiveGenerator
-from situate.questions.records import Passage
 from situate.records import Document
 
 TITLE = "Seasonal Influenza Surveillance in Northern Europe"

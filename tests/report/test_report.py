@@ -20,9 +20,10 @@ from situate.errors import SituateError
 from situate.evaluation.statistics import holm
 from situate.judging.agreement import agreement
 from situate.judging.summary import JUDGED_FILE, JudgedRun, JudgedStudy, read_judged
-from situate.report.collect import load_study
-from situate.report.compare import compare_study, gold_contexts, parse_span
-from situate.report.render import pareto_front, write_report
+from situate.report.charts import pareto_front
+from situate.report.render import write_report
+from situate.study.collect import load_study
+from situate.study.compare import compare_study, gold_contexts, parse_span
 
 PERMUTATIONS = 2000
 STUDY = "synthetic"

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from situate.report.collect import RunData, load_study
-from situate.report.compare import compare_study
-from situate.report.render import render_markdown
-from situate.report.selection import select
+from situate.report.markdown import render_markdown
+from situate.study.collect import RunData, load_study
+from situate.study.compare import compare_study
+from situate.study.selection import select
 
 # 12 questions: q0-q5 dev, q6-q11 test. pass@5 per question (pass@1 = recall = pass@5)
 DEV_TEST = {
@@ -153,7 +153,7 @@ def test_the_sweep_table_names_the_dev_pick_and_its_test_figure(tmp_path: Path) 
             w.writerows(table)
         results.append({"run_id": name, "choices": {"fusion": name}, "overrides": [f"fusion={name}"]})  # fmt: skip
         folders.append(folder)
-    from situate.report.selection import sweep_selection
+    from situate.study.selection import sweep_selection
 
     first, second = sweep_selection(results, folders, {"fusion": "baseline"})
     assert first.startswith("Picked on dev, reported on test: fusion=lucky has the best Pass@5")

@@ -16,10 +16,11 @@ from omegaconf import OmegaConf
 from situate.config import compose
 from situate.money.estimate import estimate_corpus
 from situate.money.tokens import token_counter
-from situate.report.collect import load_study
-from situate.report.compare import compare_study
-from situate.report.render import configuration_cost, write_report
-from situate.report.writing_cost import writing_cost
+from situate.report.charts import configuration_cost
+from situate.report.render import write_report
+from situate.study.collect import load_study
+from situate.study.compare import compare_study
+from situate.study.writing_cost import writing_cost
 
 # every call of doc_1 reported this usage; Claude 3 Haiku: $0.25 in, $0.30 write, $1.25 out per Mtok
 USAGE = {"input_uncached": 1000, "cache_write": 2000, "cache_read": 0, "output": 100}

@@ -4,7 +4,7 @@ Reads the study as ``situate report`` does (its latest sweep, or ``--all-runs``)
 ``judge.depth`` chunks of every arm per question (:mod:`situate.judging.pool`), has ``judge.llm`` grade each
 distinct pair once (:mod:`situate.judging.judge`; stored pairs are free), scores every arm on the judgments
 (:mod:`situate.evaluation.judged`) and on gold where gold exists, compares them with the baseline
-(paired tests, CIs, Holm: :func:`situate.report.compare.compare_study`) and writes
+(paired tests, CIs, Holm: :func:`situate.study.compare.compare_study`) and writes
 ``judged.md`` and ``qrels_judged.txt`` to ``outputs/reports/<study>/``; each run gets its own
 ``qrels_judged.txt`` artifact and its judged metrics in MLflow. ``situate estimate ... --judge``
 prices the same pairs first.
@@ -22,7 +22,7 @@ from situate.errors import SituateError
 if TYPE_CHECKING:
     from situate.judging.judge import Judge
     from situate.judging.pool import Arm, Pool
-    from situate.report.collect import Study
+    from situate.study.collect import Study
 
 
 @dataclass

@@ -23,7 +23,7 @@ USAGE_EXAMPLE = (
 
 def output_path(cfg, corpus_name: str, out: str | None) -> Path:
     """``--out``, else ``questions.out``, else ``${output_dir}/questions/<dataset>/questions.jsonl``."""
-    from situate.questions.records import QUESTIONS_FILE
+    from situate.datasets.generated import QUESTIONS_FILE
 
     chosen = out or cfg.questions.get("out")
     if chosen:
@@ -59,9 +59,9 @@ def main(verb: str, args: list[str]) -> int:
     parser.add_argument("--out", default=None, help="the questions.jsonl to write")
     ns = parser.parse_intermixed_args(args)
     from situate.config import instantiate_stage
+    from situate.datasets.generated import read_questions, write_questions
     from situate.questions.filters import build_filters
     from situate.questions.generate import generate, keep_reviews
-    from situate.questions.records import read_questions, write_questions
 
     cfg, corpus, generator, requests = prepare(ns.overrides)
     q = cfg.questions

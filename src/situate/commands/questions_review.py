@@ -7,9 +7,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from situate.datasets.generated import GeneratedQuestion, read_questions, write_questions
 from situate.errors import SituateError
 from situate.parsing.reader import DEFAULT_SUFFIXES, DocumentReader, default_parsers
-from situate.questions.records import GeneratedQuestion, read_questions, write_questions
 from situate.questions.review import counts_line, export, import_decisions, review
 from situate.records import Document
 

@@ -45,8 +45,8 @@ def main(args: list[str]) -> int:
 
     from situate.config import compose
     from situate.judging.summary import read_judged
-    from situate.report.compare import compare_study
     from situate.report.render import write_report
+    from situate.study.compare import compare_study
 
     cfg = compose(ns.overrides)
     data = study_of(cfg, all_runs=ns.all_runs)
@@ -62,7 +62,7 @@ def study_of(cfg, all_runs: bool = False):
     """The study of a composed config (``study``, ``baseline``) read from its MLflow store."""
     from omegaconf import OmegaConf
 
-    from situate.report.collect import load_study
+    from situate.study.collect import load_study
 
     study = str(cfg.study)
     baseline = cfg.get("baseline")
@@ -97,8 +97,8 @@ def _summary(sc, html: Path, md: Path) -> None:
     from rich.table import Table
 
     from situate.console import console
-    from situate.report.compare import significance
-    from situate.report.labels import metric_label
+    from situate.study.compare import significance
+    from situate.study.labels import metric_label
 
     study = sc.study
     k = sc.k_flip

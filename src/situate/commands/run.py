@@ -27,7 +27,7 @@ def main(args: list[str]) -> int:
 def sweep_exit_code() -> int:
     """0, or 1 when a job of the sweep failed: the table above shows each job's one-line error (a
     script or CI step must not read a sweep with failed jobs as a success)."""
-    from situate.tracking.summary import SWEEP_OUTCOME
+    from situate.study.results_table import SWEEP_OUTCOME
 
     failed, jobs = SWEEP_OUTCOME["failed"], SWEEP_OUTCOME["jobs"]
     if not failed:

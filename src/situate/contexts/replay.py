@@ -2,7 +2,7 @@
 the cookbook set), joined to chunks by document id and chunk index.
 
 A replayed context costs nothing in its run; ``written_by`` names the model (and prompt) that
-wrote them, so that the report can show what writing them cost (``situate.report.writing_cost``),
+wrote them, so that the report can show what writing them cost (``situate.study.writing_cost``),
 from the ``usage`` a record carries (``situate contexts export`` writes it) or from counted tokens.
 """
 

@@ -37,6 +37,7 @@ from situate.datasets.base import (
     read_text,
     require_fields,
 )
+from situate.datasets.generated import GeneratedQuestion, read_questions
 from situate.datasets.quotes import (
     DEFAULT_THRESHOLD,
     RULES,
@@ -49,7 +50,6 @@ from situate.errors import SituateError
 from situate.parsing import titles
 from situate.parsing.base import Parser
 from situate.parsing.reader import DEFAULT_SUFFIXES, DocumentReader, ReadResult, default_parsers
-from situate.questions.records import GeneratedQuestion, read_questions
 from situate.records import Chunk, Corpus, Document, Question, Span
 
 QA_EXPECTED = (

@@ -1,6 +1,6 @@
 """``dense: pgvector``: nearest neighbours in Postgres with pgvector (exact, HNSW or IVFFlat).
 
-The vectors go to a content-keyed table (``situate.postgres``) in one transaction: ``CREATE
+The vectors go to a content-keyed table (``situate.postgres.client``) in one transaction: ``CREATE
 TABLE``, a binary ``COPY``, ``CREATE INDEX``. The index folder holds the table's name and the
 vectors, so a server that lost the table (another server, a deleted data folder) gets it again.
 
@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from situate.errors import SituateError
-from situate.postgres import DSN_ENV, Postgres, read_manifest, table_name, write_manifest
+from situate.postgres import DSN_ENV
+from situate.postgres.client import Postgres, read_manifest, table_name, write_manifest
 from situate.rankings import Rankings, sort_desc
 
 INDEXES = ("exact", "hnsw", "ivfflat")
@@ -56,7 +57,7 @@ class PgvectorIndex:
     extension : str
         The extension to create (``vector``).
     dsn_env, data_dir, listen, schema
-        Which server, see :class:`situate.postgres.Postgres`.
+        Which server, see :class:`situate.postgres.client.Postgres`.
     """
 
     name = "pgvector"

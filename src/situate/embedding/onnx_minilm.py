@@ -12,8 +12,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from situate.embedding.base import Kind, normalize
 from situate.devices import cpu_threads, onnx_providers
+from situate.embedding.base import Kind, normalize
 from situate.errors import SituateError
 from situate.money.billing import Unbilled
 from situate.packaged import package_file

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from situate.embedding.base import Kind, normalize
 from situate.devices import cpu_threads, torch_device
+from situate.embedding.base import Kind, normalize
 from situate.errors import SituateError
 from situate.money.billing import Unbilled
 from situate.packaged import package_file

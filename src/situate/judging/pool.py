@@ -18,7 +18,7 @@ import numpy as np
 
 from situate.errors import SituateError
 from situate.evaluation.trec import read_qrels, read_run
-from situate.report.collect import RunData, Study
+from situate.study.collect import RunData, Study
 
 _TOP = re.compile(r"top_(\d+)_chunk_ids")
 ARTIFACTS = ("run.trec", "chunks.jsonl", "qrels.txt")

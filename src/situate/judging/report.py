@@ -16,27 +16,9 @@ from situate.judging.prompt import render
 from situate.judging.summary import JudgedRun, JudgedStudy, agreement_line
 from situate.money.usd import usd
 from situate.records import Usage
+from situate.study.labels import judged_label
 
 GOLD = ("pass", "recall", "precision")
-LABELS = {
-    "judged_ndcg": "judged nDCG",
-    "judged_precision": "judged P",
-    "judged_recall": "judged R",
-    "unjudged": "unjudged",
-    "pass": "gold Pass",
-    "recall": "gold Recall",
-    "precision": "gold P",
-}
-
-
-def label(metric: str) -> str:
-    """``judged_ndcg_at_10`` -> ``judged nDCG@10``; ``average_precision`` -> ``gold MAP``."""
-    if metric == "average_precision":
-        return "gold MAP"
-    if metric == "mrr":
-        return "gold MRR"
-    name, _, k = metric.rpartition("_at_")
-    return f"{LABELS.get(name, name)}@{k}"
 
 
 def gold_names(ks: list[int], columns) -> list[str]:
@@ -48,7 +30,7 @@ def gold_names(ks: list[int], columns) -> list[str]:
 def score_and_write(j, grades, run, n_by_hand: int, out: Path, permutations: int, seed: int):
     """Score every arm on ``grades`` ((qid, chunk text) -> grade or None), compare, write, print."""
     from situate.evaluation.statistics import bootstrap_ci
-    from situate.report.compare import compare_study
+    from situate.study.compare import compare_study
 
     study, judge, ks = j.study, j.judge, j.study.ks
     # the ideal ranking and recall's denominator: every grade known for the question (the pool,
@@ -217,7 +199,7 @@ def _markdown(j, sc, metrics, agree: Agreement | None, run, n_by_hand: int) -> s
     for v in sc.versus:
         for c in v.comparisons:
             lines.append(
-                f"| {v.run.label} | {label(c.metric)} | {100 * c.difference:+.1f} | "
+                f"| {v.run.label} | {judged_label(c.metric)} | {100 * c.difference:+.1f} | "
                 f"{100 * c.ci_low:+.1f} to {100 * c.ci_high:+.1f} | {c.p_holm:.3g} |"
             )
     lines += ["", "## The judge's agreement with gold", ""]
@@ -256,7 +238,7 @@ def _gold_note(base) -> str:
 
 
 def _table(sc, metrics: list[str], title: str) -> list[str]:
-    head = "| configuration | " + " | ".join(label(m) for m in metrics) + " |"
+    head = "| configuration | " + " | ".join(judged_label(m) for m in metrics) + " |"
     lines = [f"## {title}", "", head, "|---|" + "---|" * len(metrics)]
     for s in sc.summaries:
         cells = [f"{_pct(s.means[m])} [{_pct(s.cis[m][0])}, {_pct(s.cis[m][1])}]" for m in metrics]
@@ -276,7 +258,7 @@ def _print(j, sc, agree, run, md: Path) -> None:
     table = Table(title=f"{sc.study.name}: judged by {j.judge.llm.model}")
     table.add_column("configuration")
     for m in shown:
-        table.add_column(label(m), justify="right")
+        table.add_column(judged_label(m), justify="right")
     for s in sc.summaries:
         table.add_row(
             s.run.label,

@@ -15,7 +15,7 @@ and a ``conf/prompt`` option; the cookbook's: Claude 3 Haiku), and the report sh
   the cookbook set).
 
 Either is an estimate of a past bill (batch discounts and retries unknown), and says so. Reading
-a run's config to get its contexts is :mod:`situate.report.writing_cost`.
+a run's config to get its contexts is :mod:`situate.study.writing_cost`.
 """
 
 from __future__ import annotations

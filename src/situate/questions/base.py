@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from situate.questions.records import Passage, Provenance
+from situate.datasets.generated import Passage, Provenance
 from situate.records import Document
 
 

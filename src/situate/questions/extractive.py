@@ -45,9 +45,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from situate.datasets.generated import Provenance
 from situate.errors import SituateError
 from situate.questions.base import GenerationRequest, Proposal
-from situate.questions.records import Provenance
 
 NAME = "extractive"
 STRATEGIES = ("factual", "context_dependent")

@@ -3,7 +3,7 @@
 ``situate questions generate`` builds them once (:func:`build_filters`) and runs them in order
 (:func:`apply_filters`): each filter sees only the questions still kept, and removes some with a
 one-line reason (``GeneratedQuestion.rejected``). Every question stays in the file; each filter's
-:class:`~situate.questions.records.FilterReport` says how many it removed and why, zero included.
+:class:`~situate.datasets.generated.FilterReport` says how many it removed and why, zero included.
 
 - ``dangling_reference``: the question points at text it does not name ("what does it cover?",
   "according to this section", "¿qué describe este apartado?"), so it means nothing to a searcher
@@ -34,10 +34,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from situate.chunking.fixed import FixedChunker
+from situate.datasets.generated import FilterReport, GeneratedQuestion
 from situate.embedding.base import CachedEmbeddings, Embedder, normalize
 from situate.errors import SituateError
 from situate.paid.llm import LLMCallFailed, LLMProvider, LLMRequest
-from situate.questions.records import FilterReport, GeneratedQuestion
 from situate.records import Corpus, Document
 from situate.sparse.bm25s_engine import Bm25sEngine
 from situate.store import BlobStore, content_hash

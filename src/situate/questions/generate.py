@@ -21,12 +21,12 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from situate.datasets.generated import FilterReport, GeneratedQuestion, question_id
 from situate.datasets.quotes import DEFAULT_THRESHOLD, QuoteFinder
 from situate.errors import SituateError
 from situate.questions.base import GenerationRequest, Proposal, QuestionGenerator
 from situate.questions.passages import divisor_order, sample_passages
 from situate.questions.prompts import STRATEGIES, document_language, language_code
-from situate.questions.records import FilterReport, GeneratedQuestion, question_id
 from situate.records import Document, Span
 
 UNRESOLVABLE = "unresolvable_quote"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
+from situate.datasets.generated import Provenance
 from situate.errors import SituateError
 from situate.money.pricing import PriceBook
 from situate.paid.calls import PaidCalls
@@ -31,7 +32,6 @@ from situate.questions.prompts import (
     render,
     templates_hash,
 )
-from situate.questions.records import Provenance
 from situate.questions.store import GenerationStore, StoredGeneration
 from situate.store import Stores, content_hash
 

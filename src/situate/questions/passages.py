@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 from situate.chunking.markdown import Piece, Section, pack, paragraphs, split_lines, split_sections
 from situate.chunking.markdown import trimmed_piece as piece_of
+from situate.datasets.generated import Passage
 from situate.errors import SituateError
-from situate.questions.records import Passage
 from situate.records import Document
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")

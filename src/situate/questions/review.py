@@ -27,8 +27,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from situate.datasets.folder import quote_at
+from situate.datasets.generated import REVIEWS, GeneratedQuestion, write_questions
 from situate.errors import SituateError
-from situate.questions.records import REVIEWS, GeneratedQuestion, write_questions
 from situate.records import Document
 
 KEYS = {"a": "accepted", "r": "rejected", "e": "edited", "s": "skip", "q": "quit"}

@@ -1,8 +1,6 @@
-"""``situate report``: a study's runs from MLflow, compared with its baseline, as HTML and Markdown.
+"""``situate report``: a study's runs (read by :mod:`situate.study`), compared with its baseline,
+as HTML and Markdown.
 
-- :mod:`situate.report.collect` loads a study (the latest sweep, or every finished run) and finds
-  its baseline run;
-- :mod:`situate.report.compare` computes per-configuration intervals, paired comparisons with the
-  baseline (Holm-corrected across the whole report) and the questions that flipped;
-- :mod:`situate.report.render` writes ``index.html`` (self-contained) and ``report.md``.
+- :mod:`situate.report.render` writes ``index.html`` (self-contained) and ``report.md``, with the
+  judged metrics that ``situate judge`` wrote (:mod:`situate.judging.summary`) beside the gold ones.
 """

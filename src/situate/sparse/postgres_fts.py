@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from situate.errors import SituateError
-from situate.postgres import DSN_ENV, Postgres, read_manifest, table_name, write_manifest
+from situate.postgres import DSN_ENV
+from situate.postgres.client import Postgres, read_manifest, table_name, write_manifest
 from situate.rankings import Rankings
 from situate.store import texts_hash
 
@@ -48,7 +49,7 @@ class PostgresFtsEngine:
         With ``context_field``: the weight of a context match (a chunk-text match counts 1.0).
         Query time.
     dsn_env, data_dir, listen, schema
-        Which server, see :class:`situate.postgres.Postgres`.
+        Which server, see :class:`situate.postgres.client.Postgres`.
     """
 
     name = "postgres_fts"

@@ -9,13 +9,13 @@ from pathlib import PurePath
 from typing import Any, Protocol
 
 # what each job of a run or sweep writes into its output folder: its choices, metrics or error,
-# read back by the results table (tracking/summary.py) and the report
+# read back by the results table (study/results_table.py) and the report
 RESULT_FILE = "result.json"
 
 
 class Tracker(Protocol):
     """Where runs are recorded (``conf/tracking/``); every field here is read by ``app.run_job``,
-    the sweep callback (``tracking/summary.py``) or the report."""
+    the sweep callback (``study/results_table.py``, ``tracking/sweep.py``) or the report."""
 
     # the MLflow tracking URI runs are stored at (None when nothing is tracked)
     uri: str | None

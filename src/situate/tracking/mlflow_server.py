@@ -20,7 +20,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from situate.errors import SituateError
-from situate.postgres import DSN_ENV, Postgres
+from situate.postgres import DSN_ENV
+from situate.postgres.client import Postgres
 from situate.tracking.base import without_credentials
 from situate.tracking.mlflow_tracker import POSTGRES_DRIVER, sqlalchemy_uri
 

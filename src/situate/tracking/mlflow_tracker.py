@@ -138,7 +138,7 @@ class MlflowTracker:
         """Connect to a Postgres tracking database within ``probe_seconds``, errors as one line."""
         import psycopg
 
-        from situate.postgres import password_of
+        from situate.postgres.client import password_of
 
         conninfo = "postgresql://" + self.uri.split("://", 1)[1]
         try:
@@ -159,7 +159,7 @@ class MlflowTracker:
         """Hold an advisory lock of the MLflow database (released with the connection)."""
         import psycopg
 
-        from situate.postgres import lock_id
+        from situate.postgres.client import lock_id
 
         conninfo = "postgresql://" + self.uri.split("://", 1)[1]
         with psycopg.connect(conninfo, autocommit=True) as conn:

@@ -19,9 +19,9 @@ import numpy as np
 
 from situate.errors import SituateError
 from situate.evaluation.statistics import Comparison, bootstrap_ci, compare, flipped, holm
-from situate.report.collect import RunData, Study
-from situate.report.labels import format_p, metric_label
-from situate.report.selection import Selection, on_test, select
+from situate.study.collect import RunData, Study
+from situate.study.labels import format_p, metric_label
+from situate.study.selection import Selection, on_test, select
 
 ALPHA = 0.05
 PERMUTATIONS = 10_000

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from situate.errors import SituateError
-from situate.report.writing_cost import WritingCost, writing_cost
 from situate.stages import TAGGED_GROUPS
 from situate.store import content_hash
+from situate.study.writing_cost import WritingCost, writing_cost
 from situate.tracking.base import RESULT_FILE, without_credentials
 
 PER_QUESTION = "per_question.csv"

@@ -1,0 +1,145 @@
+"""A Hydra callback that prints one results table when a run or a sweep ends.
+
+Each job writes ``result.json`` into its own output folder (jobs may run in other processes);
+the callback reads them back, so the table is the same with every launcher. Under a sweep's
+table, its best job (:func:`situate.study.selection.sweep_selection`); around the jobs, the
+tracker's parent run and the lines that say where to look next (:mod:`situate.tracking.sweep`).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, OmegaConf
+
+from situate.stages import CHOICE_GROUPS
+from situate.tracking.base import RESULT_FILE
+from situate.tracking.sweep import (
+    SWEEP_UNDER_WAY,
+    close_parent,
+    job_results,
+    open_parent,
+    prepare_tracking,
+    print_next_steps,
+)
+
+
+class ResultsTable(Callback):
+    """Print a table of every job's metrics (rich), and create the tracking store up front."""
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        prepare_tracking(config)
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        open_parent(config)
+
+    def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
+        folder = Path(config.hydra.run.dir)
+        if print_results(sorted(folder.glob(RESULT_FILE))) is not None:
+            print_next_steps(config, folder)
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        SWEEP_UNDER_WAY.clear()
+        sweep = Path(config.hydra.sweep.dir)
+        files = job_results(sweep)
+        table = print_results(files)
+        if table is not None:
+            print_selection(config, files)
+            print_next_steps(config, sweep)
+        close_parent(config, files, table or "")
+        rows = [json.loads(f.read_text()) for f in files]
+        SWEEP_OUTCOME.update(jobs=len(rows), failed=sum(1 for r in rows if r.get("error")))
+
+
+# how the last sweep of this process ended (``situate run -m`` exits 1 when a job failed)
+SWEEP_OUTCOME: dict[str, int] = {"jobs": 0, "failed": 0}
+
+
+def print_selection(config: DictConfig, files: list[Path]) -> None:
+    """Under a sweep's table: its best job, picked on dev and reported on test with a split."""
+    from situate.console import console
+    from situate.study.selection import sweep_selection
+
+    rows = [json.loads(f.read_text()) for f in files]
+    baseline = config.get("baseline")
+    spec = OmegaConf.to_container(baseline, resolve=True) if baseline is not None else None
+    for line in sweep_selection(rows, [f.parent for f in files], spec):
+        console().print(line)
+
+
+def print_results(files: list[Path]) -> str | None:
+    """Print the results table; return it as plain text (for the sweep's parent run)."""
+    rows = [json.loads(f.read_text()) for f in files]
+    if not rows:
+        return None
+    from rich.console import Console
+
+    from situate.console import console
+
+    table = results_table(rows)
+    console().print(table)
+    plain = Console(width=200, record=True, file=io.StringIO(), color_system=None)
+    plain.print(table)
+    return plain.export_text()
+
+
+def telling_groups(rows: list[dict]) -> list[str]:
+    """The config groups whose choices tell the rows apart; with ``arm``, only those it does not set."""
+    varying = [g for g in CHOICE_GROUPS if len({r["choices"].get(g) for r in rows}) > 1]
+    if "arm" in varying:
+        arms = {r["choices"].get("arm") for r in rows}
+        varying = [
+            g
+            for g in varying
+            if g == "arm"
+            or len({(r["choices"].get("arm"), r["choices"].get(g)) for r in rows}) > len(arms)
+        ]
+    return varying or ["context", "fusion"]
+
+
+def results_table(rows: list[dict]):
+    """One row per job: the choices that tell it apart (never cut), Pass@k, Recall@k, MRR, run id."""
+    from rich.table import Table
+
+    groups = telling_groups(rows)
+    ks = rows[0].get("ks", [5, 10, 20])
+    table = Table(title=f"{rows[0]['choices'].get('dataset', '')}: {len(rows)} run(s)")
+    for g in groups:
+        names = [str(r["choices"].get(g, "")) for r in rows]
+        table.add_column(g, min_width=max(len(n) for n in [g, *names]), overflow="fold")
+    told = telling_overrides(rows, groups)
+    if told:  # parameters set per job (an Optuna trial's values) tell the rows apart
+        table.add_column("parameters", overflow="fold")
+    for name in ("Pass", "Recall"):
+        for k in ks:
+            table.add_column(f"{name}@{k}", justify="right")
+    table.add_column("MRR", justify="right")
+    table.add_column("MLflow run", overflow="fold")
+    for i, r in enumerate(rows):
+        m = r.get("metrics", {})
+        if r.get("error"):
+            error = r["error"] if len(r["error"]) <= 70 else r["error"][:67] + "..."
+            cells = ["failed"] * (2 * len(ks) + 1) + [error]
+        elif "mrr" not in m:  # no question has gold: no gold metric, and no zero to misread
+            cells = ["no gold"] * (2 * len(ks) + 1) + [r.get("run_id") or "-"]
+        else:
+            cells = [f"{100 * m[f'pass_at_{k}']:.1f}" for k in ks]
+            cells += [f"{100 * m[f'recall_at_{k}']:.1f}" for k in ks]
+            cells += [f"{m['mrr']:.3f}", r.get("run_id") or "-"]
+        extra = [told[i]] if told else []
+        table.add_row(*[str(r["choices"].get(g, "")) for g in groups], *extra, *cells)
+    return table
+
+
+def telling_overrides(rows: list[dict], groups: list[str]) -> list[str]:
+    """Per row, the overrides that differ between rows and are not a group choice shown; [] when
+    the rows' choices already tell them apart."""
+    if len({tuple(r["choices"].get(g) for g in groups) for r in rows}) == len(rows):
+        return []
+    lists = [r.get("overrides") or [] for r in rows]
+    shared = set.intersection(*(set(o) for o in lists)) if lists else set()
+    return [" ".join(o for o in overrides if o not in shared) for overrides in lists]
