@@ -215,6 +215,16 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+def folder_of(cfg) -> Path:
+    """The documents folder of a composed config, whose dataset must be a folder."""
+    if cfg.dataset.get("_target_") != FOLDER_LOADER:
+        raise SituateError(
+            f"questions validate: dataset {cfg.dataset.get('name')} is not a folder of documents; "
+            "use dataset=folder dataset.path=<your documents> (its qa.json is --human)"
+        )
+    return Path(str(cfg.dataset.path)).expanduser()
+
+
 def run_sets(
     common: Sequence[str], arms: Sequence[Arm], human: Path, generated: Path
 ) -> tuple[SetScores, SetScores, object]:
@@ -228,11 +238,7 @@ def run_sets(
     for n, arm in enumerate(arms, start=1):
         base = [*common, *arm.overrides]
         cfg = compose([*base, f"dataset.qa={human}"])
-        if cfg.dataset.get("_target_") != FOLDER_LOADER:
-            raise SituateError(
-                f"questions validate: dataset={cfg.dataset.get('name')} is not a folder; use "
-                "dataset=folder dataset.path=<your documents> (its qa.json is --human)"
-            )
+        folder_of(cfg)
         first = first if first is not None else cfg
         pipeline = build_pipeline(cfg)
         loaders = {

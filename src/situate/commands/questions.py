@@ -1,5 +1,5 @@
-"""``situate questions generate|review|export|import|validate``: one module per sub-verb, named by the
-``questions`` row of the verb table (``situate.commands.VERBS``), dispatched here.
+"""``situate questions generate|review|export|import|validate``: one module per sub-verb, named
+by the ``questions`` row of the verb table (``situate.commands.VERBS``), dispatched here.
 
 - ``generate`` (:mod:`situate.commands.questions_generate`): an evaluation set from the corpus,
   composed like a run;

@@ -63,11 +63,12 @@ def main(verb: str, args: list[str]) -> int:
             f"questions validate: --resamples {ns.resamples} is too few (use >= 100)"
         )
 
+    from situate.config import compose
     from situate.evaluation.agreement import Criteria
-    from situate.validation import check_human, expand_arms, run_sets, validate, write
+    from situate.validation import check_human, expand_arms, folder_of, run_sets, validate, write
 
     common, arms = expand_arms(ns.overrides)
-    folder = _dataset_path(common)
+    folder = folder_of(compose([*common, *arms[0].overrides]))
     human = Path(ns.human).expanduser() if ns.human else folder / "qa.json"
     generated = Path(ns.generated).expanduser() if ns.generated else folder / "questions.jsonl"
     if not generated.is_file():
@@ -86,16 +87,6 @@ def main(verb: str, args: list[str]) -> int:
     md, js = write(result, study, out)
     _print(result, md, js)
     return 0
-
-
-def _dataset_path(common: list[str]) -> Path:
-    for override in common:
-        key, _, value = override.partition("=")
-        if key.lstrip("+~") == "dataset.path":
-            return Path(value).expanduser()
-    raise SituateError(
-        "questions validate: give the documents folder: dataset=folder dataset.path=<folder>"
-    )
 
 
 def _print(v, md: Path, js: Path) -> None:

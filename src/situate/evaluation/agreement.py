@@ -305,9 +305,8 @@ def verdict(
     if lost:
         reasons.append(
             f"{len(lost)} of the {sum(d.separated for d in pair_decisions)} decisions the "
-            f"human set makes (Holm p < {criteria.alpha:g}) the {synthetic_name} set does not "
-            f"make (flipped or tied): "
-            + "; ".join(f"({d.words(metric, synthetic_name)})" for d in lost)
+            f"human set makes (Holm p < {criteria.alpha:g}) are flipped or tied on the "
+            f"{synthetic_name} set: " + ", ".join(f"{d.first} vs {d.second}" for d in lost)
         )
     if criteria.informative and problem is not None:
         reasons.append(f"the {synthetic_name} set is {problem} at {metric or 'this metric'}")
