@@ -246,7 +246,9 @@ def build_folder(root: Path) -> list[dict]:
 
 
 @pytest.mark.slow
-def test_validate_runs_the_arms_on_both_sets_and_writes_its_verdict(tmp_path: Path, capsys):
+def test_validate_runs_the_arms_on_both_sets_and_writes_its_verdict(tmp_path: Path, capsys, caplog):
+    import logging
+
     from situate.commands import questions_generate, questions_validate
 
     docs, out = tmp_path / "docs", tmp_path / "out"
@@ -262,7 +264,11 @@ def test_validate_runs_the_arms_on_both_sets_and_writes_its_verdict(tmp_path: Pa
     capsys.readouterr()
     arms = ["chunker=markdown", "chunker.max_words=30,60", "context=none,heading_path",
             "fusion=sparse_only", "eval.ks=[1,3,5]", "study=byod_check"]  # fmt: skip
-    assert questions_validate.main("validate", [*dataset, *arms, "--resamples", "300"]) == 0
+    with caplog.at_level(logging.INFO, logger="situate"):
+        assert questions_validate.main("validate", [*dataset, *arms, "--resamples", "300"]) == 0
+    # each arm's human run builds its sparse index; its generated run loads it from the cache
+    loaded = [r for r in caplog.records if r.getMessage().startswith("sparse index: cached")]
+    assert len(loaded) == 4
     printed = capsys.readouterr().out
     (line,) = [x for x in printed.splitlines() if x.startswith("verdict: ")]
     report = out / "reports" / "byod_check"
@@ -301,8 +307,8 @@ def test_validate_runs_the_arms_on_both_sets_and_writes_its_verdict(tmp_path: Pa
     assert any(r.startswith("the generated set is saturated at ") for r in found["reasons"])
     md = (report / "validation.md").read_text()
     assert "## How informative is the human set" in md and "## Decisions at" in md
-    # one sparse index per distinct chunking and context: the generated set built none
-    assert len(list((out / "cache" / "index" / "sparse").iterdir())) == 4
+    assert len(list((out / "cache" / "index" / "sparse").iterdir())) == 4  # chunkings x contexts
+    assert "note: 12 human questions with gold; 20-40 narrow the intervals" in printed
 
     # a user error is one line, exit 2, through the CLI
     from situate.cli import main

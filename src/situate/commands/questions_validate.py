@@ -16,6 +16,7 @@ from pathlib import Path
 
 from situate.errors import SituateError
 
+FEW_HUMAN = 20  # fewer human questions with gold than this: a note says the intervals are wide
 EXAMPLE = (
     "e.g. situate questions validate dataset=folder dataset.path=docs/ "
     "context=none,heading_path fusion=sparse_only,dense_only"
@@ -129,6 +130,10 @@ def _print(v, md: Path, js: Path) -> None:
     ]
     for s in (v.human, v.generated):
         lines.append(f"{s.name} set: {v.informativeness[s.name].verdict}")
+    if len(v.human.qids) < FEW_HUMAN:
+        lines.append(
+            f"note: {len(v.human.qids)} human questions with gold; 20-40 narrow the intervals"
+        )
     lines += [v.line, f"markdown: {md.resolve()}", f"json: {js.resolve()}"]
     for line in lines:
         out.print(line, highlight=False, markup=False)
