@@ -40,8 +40,11 @@ def main(verb: str, args: list[str]) -> int:
         "--generated", default=None,
         help="the generated questions.jsonl (default <dataset.path>/questions.jsonl)",
     )  # fmt: skip
-    parser.add_argument("--metric", default=None, help="decide at this metric (pass_at_5, mrr, ...); "
-                        "default: the one the human set separates best")  # fmt: skip
+    parser.add_argument(
+        "--metric", default=None,
+        help="decide at this metric (pass_at_5, mrr, ...); default: the one the human set "
+        "separates best",
+    )  # fmt: skip
     parser.add_argument("--min-tau", type=float, default=0.8, help="least Kendall's tau (0.8)")
     parser.add_argument(
         "--min-tau-low", type=float, default=0.0,
@@ -51,8 +54,10 @@ def main(verb: str, args: list[str]) -> int:
         "--alpha", type=float, default=0.05,
         help="a pair the human set separates: Holm-adjusted p below this (0.05)",
     )  # fmt: skip
-    parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples and "
-                        "permutations (10000)")  # fmt: skip
+    parser.add_argument(
+        "--resamples", type=int, default=10_000,
+        help="bootstrap resamples and permutations (10000)",
+    )  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--out", default=None, help="folder to write to (default outputs/reports/<study>)"
@@ -108,9 +113,10 @@ def _print(v, md: Path, js: Path) -> None:
     scale = 1 if v.metric == "mrr" else 100
     fmt = ".3f" if v.metric == "mrr" else ".1f"
     for d in a.arms:
+        low, high = scale * d.ci_low, scale * d.ci_high
         table.add_row(
             d.arm, f"{scale * d.human:{fmt}}", f"{scale * d.synthetic:{fmt}}",
-            f"{scale * d.difference:+{fmt}} [{scale * d.ci_low:+{fmt}}, {scale * d.ci_high:+{fmt}}]",
+            f"{scale * d.difference:+{fmt}} [{low:+{fmt}}, {high:+{fmt}}]",
         )  # fmt: skip
     out = console()
     out.print(table)

@@ -20,8 +20,9 @@ through the same arms. The sets share no question, so nothing is paired across t
   the same winner (a pair it ties where the human set has a winner does not agree either);
 - the **verdict** (:func:`verdict`, :class:`Criteria`): rank with the synthetic set when the
   tau reaches ``min_tau``, its interval's lower bound is above ``min_tau_low``, every pair the
-  human set separates gets the same winner (none flipped or tied), and the synthetic set itself is not saturated, floored or
-  underpowered at that metric (:mod:`situate.evaluation.informativeness`).
+  human set separates gets the same winner (none flipped or tied), and the synthetic set itself
+  is not saturated, floored or underpowered at that metric
+  (:mod:`situate.evaluation.informativeness`).
 """
 
 from __future__ import annotations
