@@ -15,10 +15,10 @@ filter removes); a generator's overrides may set its own ``questions.target`` an
 
 Reported per generator: Kendall's tau-b between the two arm orderings by Pass@5 and Recall@10
 (with its bootstrap interval), each arm's synthetic - human difference with a bootstrap CI
-(unpaired: other questions), and per strategy the questions kept, the rejection reasons, and how much each contextual arm gains over
-the same fusion without context on ``context_dependent`` vs ``factual`` questions (paired by
-question; on the human questions, over all of them). Prints a table, writes
-outputs/bench/NAME.json (and .md).
+(unpaired: other questions), and per strategy the questions kept, the rejection reasons, and
+how much each contextual arm gains over the same fusion without context on
+``context_dependent`` vs ``factual`` questions (paired by question; on the human questions, over
+all of them). Prints a table, writes outputs/bench/NAME.json (and .md).
 
 With an API key (``ANTHROPIC_API_KEY``), a model generator is one more ``--generator``:
 ``--generator haiku="question_generator=llm llm=claude_haiku_4_5"``.
