@@ -13,12 +13,12 @@ every chunk, context and index. The default generators are the extractive baseli
 default filters and with ``trivially_lexical`` off (the rule copies its sentence, which that
 filter removes); a generator's overrides may set its own ``questions.target`` and mix.
 
-Reported per generator: Kendall's tau-b between the two arm orderings by Pass@5 and Recall@10,
-each arm's synthetic - human difference with a bootstrap CI (unpaired: other questions), and per
-strategy the questions kept, the rejection reasons, and how much each contextual arm gains over
-the same fusion without context on ``context_dependent`` vs ``factual`` questions (paired by
-question; on the human questions, over all of them). Prints a table, writes
-outputs/bench/NAME.json (and .md).
+Reported per generator: Kendall's tau-b between the two arm orderings by Pass@5 and Recall@10
+(with its bootstrap interval), each arm's synthetic - human difference with a bootstrap CI
+(unpaired: other questions), and per strategy the questions kept, the rejection reasons, and
+how much each contextual arm gains over the same fusion without context on
+``context_dependent`` vs ``factual`` questions (paired by question; on the human questions, over
+all of them). Prints a table, writes outputs/bench/NAME.json (and .md).
 
 With an API key (``ANTHROPIC_API_KEY``), a model generator is one more ``--generator``:
 ``--generator haiku="question_generator=llm llm=claude_haiku_4_5"``.
@@ -207,6 +207,7 @@ def main() -> None:
             )
             entry[metric] = {
                 "tau": round(agreement.tau, 3), "p_value": round(agreement.p_value, 4),
+                "tau_ci": [round(agreement.tau_low, 3), round(agreement.tau_high, 3)],
                 "arms": [
                     {"arm": a.arm, "human": round(a.human, 4), "synthetic": round(a.synthetic, 4),
                      "difference": round(a.difference, 4), "ci": [round(a.ci_low, 4), round(a.ci_high, 4)]}
@@ -243,7 +244,8 @@ def table(report: dict) -> str:
             m = g[metric]
             lines += [
                 "",
-                f"{metric}: Kendall's tau = {m['tau']:+.3f} (p = {m['p_value']:.3f})",
+                f"{metric}: Kendall's tau = {m['tau']:+.3f} [{m['tau_ci'][0]:+.3f}, "
+                f"{m['tau_ci'][1]:+.3f}] (p = {m['p_value']:.3f})",
                 "",
                 "| arm | human | synthetic | synthetic - human [95% CI] |",
                 "|---|---|---|---|",

@@ -51,7 +51,7 @@ def test_help_lists_every_verb_of_the_table_and_every_module_is_one(capsys):
     rows = dict(VERBS)
     rows |= {f"{n} {s}": sub for n, verb in VERBS.items() for s, sub in verb.subverbs.items()}
     assert [name for name, verb in rows.items() if not verb.help.strip()] == []
-    assert "  questions generate|review|export|import " in listed
+    assert "  questions generate|review|export|import|validate " in listed
     assert questions(["--help"]) == 0
     shown = capsys.readouterr().out
     for name, sub in VERBS["questions"].subverbs.items():

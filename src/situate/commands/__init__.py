@@ -87,8 +87,8 @@ VERBS: dict[str, Verb] = {
         "situate.commands.questions",
         "[group=option ...]",
         "an evaluation set from your documents: generate questions with a verbatim quote "
-        "resolved to span gold (questions=..., llm=...), then review them in the terminal or "
-        "through a CSV / JSON Lines file",
+        "resolved to span gold (questions=..., llm=...), review them in the terminal or "
+        "through a CSV / JSON Lines file, and check them against a few human questions",
         ("situate questions generate dataset=folder dataset.path=docs/",),
         subverbs={
             "generate": Verb(
@@ -112,6 +112,18 @@ VERBS: dict[str, Verb] = {
                 QUESTIONS_REVIEW,
                 "FILE --from review.csv|review.jsonl",
                 "the review column of an exported file back into FILE, by id",
+            ),
+            "validate": Verb(
+                "situate.commands.questions_validate",
+                "[group=option ...] [--human qa.json] [--generated FILE] [--metric M] [--out DIR]",
+                "run the arms (lists as for run -m, or an experiment= preset) on your human "
+                "questions and on a generated set: Kendall's tau of the two orderings with its "
+                "interval, each arm's bias, the decisions that flip, each set's informativeness "
+                "and a verdict (rank with this set or not): outputs/reports/<study>/validation.md",
+                (
+                    "situate questions validate dataset=folder dataset.path=docs/ "
+                    "context=none,heading_path fusion=sparse_only,dense_only",
+                ),
             ),
         },
     ),
