@@ -193,9 +193,11 @@ def correct(j, grades, labels: HumanLabels, sc, metrics: list[str], tuned: bool)
             )
             for m in judged
         }
-    base = next(s for s in sc.summaries if s.is_baseline).run.run_id
-    b_qids, b_rows, b_human = per_run[base]
+    base = next((s.run.run_id for s in sc.summaries if s.is_baseline), None)
     versus: dict[str, dict[str, PPIEstimate]] = {}
+    if base is None:  # no baseline scored: nothing to compare with
+        return Corrected(runs, versus)
+    b_qids, b_rows, b_human = per_run[base]
     for run_id, (_, rows, human) in per_run.items():
         if run_id == base:
             continue

@@ -184,7 +184,7 @@ def _ppi_markdown(sc, ppi, labels, tuned: bool) -> list[str]:
                 f"[{100 * e.bias_ci[0]:+.1f}, {100 * e.bias_ci[1]:+.1f}] | {_needed(e, labels)} |"
             )
     if ppi.versus:
-        base = next(s for s in sc.summaries if s.is_baseline).run.label
+        base = next(s for s in sc.summaries if s.is_baseline).run.label  # versus has one
         lines += [
             "",
             f"Differences with {base}, paired by question (points), judge alone (normal "
