@@ -72,3 +72,16 @@ def test_judged_json_keeps_the_correction_only_with_labels(tmp_path):
     back = read_judged(tmp_path)
     assert back.ppi.runs["r1"]["judged_ndcg_at_5"]["mean"] == pytest.approx(0.6 - 1 / 6)
     assert back.ppi.method == "PPI" and back.ppi.questions == 3
+
+
+def test_judge_options_that_do_not_go_together_are_one_line_errors(tmp_path):
+    from situate.commands.judge import main
+
+    with pytest.raises(SituateError, match="--power-tuning tunes the correction by --human"):
+        main(["--power-tuning"])
+    labels = tmp_path / "labels.txt"
+    labels.write_text("q1 0 c1 2\n")
+    with pytest.raises(SituateError, match="drop --sample-only"):
+        main(["--human-labels", str(labels), "--sample-only"])
+    with pytest.raises(SituateError, match="none.txt: no such file"):
+        main(["--human-labels", str(tmp_path / "none.txt")])

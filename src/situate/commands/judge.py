@@ -109,6 +109,8 @@ def main(args: list[str]) -> int:
         raise SituateError(
             "judge: --human-labels corrects the metrics of the whole pool; drop --sample-only"
         )
+    if ns.human_labels and not Path(ns.human_labels).is_file():  # before the study is read
+        raise SituateError(f"--human-labels {ns.human_labels}: no such file")
     j = prepare(ns.overrides, ns.all_runs)
     by_hand = _by_hand(j, read_qrels(ns.qrels), ns.qrels) if ns.qrels else {}
     labels = None
