@@ -77,11 +77,15 @@ VERBS: dict[str, Verb] = {
     ),
     "judge": Verb(
         "situate.commands.judge",
-        "[group=option ...] [--all-runs] [--qrels FILE] [--stored-only]",
+        "[group=option ...] [--all-runs] [--qrels FILE] [--stored-only] "
+        "[--human-labels FILE [--power-tuning]]",
         "relevance without labels: pool the top judge.depth chunks of a study's arms, grade each "
         "(question, chunk) pair once with llm (0-3), score every arm on the judgments and on "
         "gold: outputs/reports/<study>/judged.md",
-        ("situate judge experiment=cookbook_replication llm=claude_haiku_4_5",),
+        (
+            "situate judge experiment=cookbook_replication llm=claude_haiku_4_5",
+            "situate judge experiment=cookbook_replication --human-labels my_grades.txt",
+        ),
     ),
     "questions": Verb(
         "situate.commands.questions",

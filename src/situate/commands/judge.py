@@ -7,7 +7,8 @@ distinct pair once (:mod:`situate.judging.judge`; stored pairs are free), scores
 (paired tests, CIs, Holm: :func:`situate.study.compare.compare_study`) and writes
 ``judged.md`` and ``qrels_judged.txt`` to ``outputs/reports/<study>/``; each run gets its own
 ``qrels_judged.txt`` artifact and its judged metrics in MLflow. ``situate estimate ... --judge``
-prices the same pairs first.
+prices the same pairs first. ``--human-labels`` corrects every judged metric with a person's
+grades of some pairs (prediction-powered inference: :mod:`situate.judging.human`).
 """
 
 from __future__ import annotations
@@ -81,6 +82,17 @@ def main(args: list[str]) -> int:
         help="judge only the agreement sample and print the agreement with gold (how far to "
         "trust a judge before paying for the whole pool)",
     )  # fmt: skip
+    parser.add_argument(
+        "--human-labels", default=None, metavar="PATH",
+        help="human grades of some (question, chunk) pairs (qid 0 chunk_id grade, or a CSV / "
+        "JSONL with qid, chunk_id, grade): correct every judged metric by prediction-powered "
+        "inference, the interval covering the judge's bias (the judge grades these pairs too)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--power-tuning", action="store_true",
+        help="with --human-labels: PPI++ (the judge weighted by a tuned lambda) instead of "
+        "classic PPI",
+    )  # fmt: skip
     parser.add_argument("--permutations", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
     ns = parser.parse_intermixed_args(args)
@@ -89,9 +101,28 @@ def main(args: list[str]) -> int:
     from situate.evaluation.trec import read_qrels
     from situate.judging.report import score_and_write
 
+    if ns.power_tuning and not ns.human_labels:
+        raise SituateError(
+            "judge: --power-tuning tunes the correction by --human-labels; give both"
+        )
+    if ns.human_labels and ns.sample_only:
+        raise SituateError(
+            "judge: --human-labels corrects the metrics of the whole pool; drop --sample-only"
+        )
+    if ns.human_labels and not Path(ns.human_labels).is_file():  # before the study is read
+        raise SituateError(f"--human-labels {ns.human_labels}: no such file")
     j = prepare(ns.overrides, ns.all_runs)
     by_hand = _by_hand(j, read_qrels(ns.qrels), ns.qrels) if ns.qrels else {}
-    pairs = [p for p in j.pool.all_pairs() if (p.qid, p.text) not in by_hand]
+    labels = None
+    pairs = j.pool.all_pairs()
+    if ns.human_labels:
+        from situate.judging.human import human_labels
+
+        labels = human_labels(j, ns.human_labels)
+        pooled = {(p.qid, p.text) for p in pairs}
+        outside = {(p.qid, p.text): p for p in labels.pairs if (p.qid, p.text) not in pooled}
+        pairs = pairs + list(outside.values())  # the judge's grade of every labelled pair
+    pairs = [p for p in pairs if (p.qid, p.text) not in by_hand]
     if ns.sample_only:
         if not j.pool.sample:
             raise SituateError(
@@ -119,38 +150,17 @@ def main(args: list[str]) -> int:
         print_agreement(j, grades, run)
         return 0
     out = Path(ns.out) if ns.out else j.reports
-    score_and_write(j, grades, run, len(by_hand), out, ns.permutations, ns.seed)
+    score_and_write(
+        j, grades, run, len(by_hand), out, ns.permutations, ns.seed, labels, ns.power_tuning
+    )
     return 0
 
 
 def _by_hand(j: Judging, qrels: dict, path: str) -> dict[tuple[str, str], int]:
     """Hand-edited grades by (qid, chunk text); a chunk id no run names is a one-line error."""
-    texts: dict[str, str] = {}
-    for arm in j.arms:
-        for chunk_id, text in arm.texts.items():
-            if texts.setdefault(chunk_id, text) != text:
-                raise SituateError(
-                    f"{path}: chunk id {chunk_id} names different texts in the study's runs "
-                    "(different chunkers); judge runs of one chunker at a time to edit by hand"
-                )
-    out = {}
-    for qid, grades in qrels.items():
-        if qid not in j.pool.questions:
-            raise SituateError(
-                f"{path}: question {qid} is not in study {j.study.name}; fix the line"
-            )
-        for chunk_id, grade in grades.items():
-            if chunk_id not in texts:
-                raise SituateError(
-                    f"{path}: question {qid}: chunk {chunk_id} is in no run of study "
-                    f"{j.study.name}; fix the id"
-                )
-            if grade not in (0, 1, 2, 3):
-                raise SituateError(
-                    f"{path}: question {qid}: chunk {chunk_id} has grade {grade}; grades are 0-3"
-                )
-            out[(qid, texts[chunk_id])] = grade
-    return out
+    from situate.judging.human import grades_by_text
+
+    return grades_by_text(j, qrels, path)
 
 
 # the models `situate estimate --judge` prices beside the judge's own (conf/llm options)

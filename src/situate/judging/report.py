@@ -5,6 +5,7 @@ and what ``situate estimate --judge`` prints before anything is spent."""
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ from situate.evaluation.judged import judged_names, judged_scores
 from situate.evaluation.trec import write_qrels
 from situate.judging.agreement import Agreement, agreement
 from situate.judging.prompt import render
-from situate.judging.summary import JudgedRun, JudgedStudy, agreement_line
+from situate.judging.summary import JudgedRun, JudgedStudy, PPISummary, agreement_line
 from situate.money.usd import usd
 from situate.records import Usage
 from situate.study.labels import judged_label
@@ -27,8 +28,13 @@ def gold_names(ks: list[int], columns) -> list[str]:
     return names + [m for m in ("average_precision",) if m in columns] + ["mrr"]
 
 
-def score_and_write(j, grades, run, n_by_hand: int, out: Path, permutations: int, seed: int):
-    """Score every arm on ``grades`` ((qid, chunk text) -> grade or None), compare, write, print."""
+def score_and_write(
+    j, grades, run, n_by_hand: int, out: Path, permutations: int, seed: int,
+    labels=None, tuned: bool = False,
+):  # fmt: skip
+    """Score every arm on ``grades`` ((qid, chunk text) -> grade or None), compare, write, print;
+    with ``labels`` (:class:`situate.judging.human.HumanLabels`), correct every judged metric by
+    prediction-powered inference (``tuned``: PPI++)."""
     from situate.evaluation.statistics import bootstrap_ci
     from situate.study.compare import compare_study
 
@@ -62,13 +68,24 @@ def score_and_write(j, grades, run, n_by_hand: int, out: Path, permutations: int
                 s.means[m] = float(values.mean())
                 s.cis[m] = bootstrap_ci(np.zeros_like(values), values, permutations, seed=seed)
     agree = sample_agreement(j, grades)
+    ppi = None
+    if labels is not None:
+        from situate.judging.human import correct
+
+        ppi = correct(j, grades, labels, sc, metrics, tuned)
     out.mkdir(parents=True, exist_ok=True)
     write_qrels(out / "qrels_judged.txt", _qrels(j.pool.all_pairs(), grades))
     _log_to_runs(j, grades, sc, metrics)
     md = out / "judged.md"
-    md.write_text(_markdown(j, sc, metrics, agree, run, n_by_hand), encoding="utf-8")
-    judged_study(j, sc, metrics, agree).write(out)  # for `situate report`
+    corrected = _ppi_markdown(sc, ppi, labels, tuned) if ppi is not None else []
+    md.write_text(_markdown(j, sc, metrics, agree, run, n_by_hand, corrected), encoding="utf-8")
+    summary = judged_study(j, sc, metrics, agree)
+    if ppi is not None:
+        summary = replace(summary, ppi=ppi_summary(ppi, labels, tuned))
+    summary.write(out)  # for `situate report`
     _print(j, sc, agree, run, md)
+    if ppi is not None:
+        _print_ppi(sc, ppi, labels, tuned)
     return sc, agree
 
 
@@ -89,6 +106,105 @@ def judged_study(j, sc, metrics: list[str], agree: Agreement | None) -> JudgedSt
         j.study.name, judge.llm.model, judge.endpoint, judge.prompt_hash, judge.relevant_from,
         judge.depth, len(j.pool.pairs), list(j.study.ks), metrics, runs, agree,
     )  # fmt: skip
+
+
+def ppi_summary(ppi, labels, tuned: bool) -> PPISummary:
+    """What ``judged.json`` keeps of the correction by human labels."""
+    from situate.judging.human import HALF_WIDTH, records
+
+    return PPISummary(
+        labels.path, len(labels.grades), len(labels.questions), "PPI++" if tuned else "PPI",
+        0.95, HALF_WIDTH, records(ppi.runs), records(ppi.versus),
+    )  # fmt: skip
+
+
+def _ci(e) -> str:
+    return f"{_pct(e.mean)} [{_pct(e.ci_low)}, {_pct(e.ci_high)}]"
+
+
+def _needed(e, labels) -> str:
+    from situate.evaluation.ppi import labels_needed
+    from situate.judging.human import HALF_WIDTH
+
+    return labels_needed(e, HALF_WIDTH).line(labels.per_question)
+
+
+def _method(tuned: bool) -> str:
+    if tuned:
+        return (
+            "PPI++ (Angelopoulos, Duchi and Zrnic 2023): theta = lambda * mean_N(f) - "
+            "mean_n(lambda * f - y), lambda tuned to the least variance (clipped to [0, 1])"
+        )
+    return (
+        "classic PPI (Angelopoulos et al. 2023, as ARES does): theta = mean_N(f) - mean_n(f - y), "
+        "95% interval theta +- z sqrt(var_N(f)/N + var_n(f - y)/n)"
+    )
+
+
+def _ppi_markdown(sc, ppi, labels, tuned: bool) -> list[str]:
+    """judged.md's section of the correction by human labels."""
+    n = len(labels.questions)
+    lines = [
+        "## Corrected by human labels (prediction-powered inference)",
+        "",
+        f"{len(labels.grades)} human labels on {n} questions ({labels.path}); f = the judged "
+        "per-question metric (every question), y = the same metric with the human grades where "
+        "given (the labelled questions). Estimate: " + _method(tuned) + ". The judge alone is "
+        "the bootstrap interval above (sampling of questions only); the judge's bias is "
+        "mean(f - y) on the labelled questions with its 95% interval (points, + = the judge "
+        "grades higher than the person).",
+        "",
+        "| configuration | metric | judge alone | PPI | lambda | judge's bias | labels for +-2 points |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for s in sc.summaries:
+        name = f"{s.run.label} (baseline)" if s.is_baseline else s.run.label
+        for m, e in ppi.runs[s.run.run_id].items():
+            lines.append(
+                f"| {name} | {label(m)} | {_pct(s.means[m])} [{_pct(s.cis[m][0])}, "
+                f"{_pct(s.cis[m][1])}] | {_ci(e)} | {e.lam:.3f} | {100 * e.bias:+.1f} "
+                f"[{100 * e.bias_ci[0]:+.1f}, {100 * e.bias_ci[1]:+.1f}] | {_needed(e, labels)} |"
+            )
+    if ppi.versus:
+        base = next(s for s in sc.summaries if s.is_baseline).run.label  # versus has one
+        lines += [
+            "",
+            f"Differences with {base}, paired by question (points), judge alone (normal "
+            "interval) and corrected:",
+            "",
+            "| configuration | metric | judge alone | PPI | judge's bias | labels for +-2 points |",
+            "|---|---|---|---|---|---|",
+        ]
+        for s in sc.summaries:
+            for m, e in ppi.versus.get(s.run.run_id, {}).items():
+                lines.append(
+                    f"| {s.run.label} | {label(m)} | {100 * e.judge_mean:+.1f} "
+                    f"[{100 * e.judge_ci[0]:+.1f}, {100 * e.judge_ci[1]:+.1f}] | "
+                    f"{100 * e.mean:+.1f} [{100 * e.ci_low:+.1f}, {100 * e.ci_high:+.1f}] | "
+                    f"{100 * e.bias:+.1f} [{100 * e.bias_ci[0]:+.1f}, {100 * e.bias_ci[1]:+.1f}]"
+                    f" | {_needed(e, labels)} |"
+                )
+    return lines
+
+
+def _print_ppi(sc, ppi, labels, tuned: bool) -> None:
+    """One line per run: its judged nDCG at the largest k, the judge alone and corrected."""
+    from situate.console import console
+
+    m = f"judged_ndcg_at_{max(sc.study.ks)}"
+    out = console()
+    out.print(
+        f"human labels: {len(labels.grades)} on {len(labels.questions)} questions "
+        f"({'PPI++' if tuned else 'PPI'})",
+        highlight=False,
+    )
+    for s in sc.summaries:
+        e = ppi.runs[s.run.run_id][m]
+        out.print(
+            f"  {s.run.label}: {label(m)} judge alone {_pct(e.judge_mean)}, corrected {_ci(e)}, "
+            f"judge's bias {100 * e.bias:+.1f} points; {_needed(e, labels)}",
+            highlight=False,
+        )
 
 
 def sample_agreement(j, grades) -> Agreement | None:
@@ -160,7 +276,9 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
 
-def _markdown(j, sc, metrics, agree: Agreement | None, run, n_by_hand: int) -> str:
+def _markdown(
+    j, sc, metrics, agree: Agreement | None, run, n_by_hand: int, corrected: list[str] = ()
+) -> str:
     judge, study = j.judge, j.study
     ident = judge.llm.identity()
     where = f" at {ident['endpoint']}" if ident.get("endpoint") else ""
@@ -217,6 +335,7 @@ def _markdown(j, sc, metrics, agree: Agreement | None, run, n_by_hand: int) -> s
             f"- Cohen's kappa (judged relevant vs gold): {agree.kappa:.3f}",
             f"- answers without a grade: {agree.unparsed}",
         ]
+    lines += ["", *corrected] if corrected else []
     lines += ["", "## The prompt", "", "```", render("QUESTION", "CHUNK TEXT"), "```", ""]
     return "\n".join(lines)
 

@@ -1,7 +1,8 @@
 """``judged.json``: what ``situate judge`` found, kept beside ``judged.md`` in
 ``outputs/reports/<study>/`` so that ``situate report`` shows the judged metrics next to the gold
 ones: per run (by MLflow run id) the mean and 95% bootstrap interval of every judged and gold
-metric, the judge's agreement with gold, and which judge graded what.
+metric, the judge's agreement with gold, and which judge graded what; with ``--human-labels``,
+the prediction-powered correction of every judged metric (``ppi``, absent otherwise).
 """
 
 from __future__ import annotations
@@ -27,6 +28,27 @@ class JudgedRun:
 
 
 @dataclass(frozen=True)
+class PPISummary:
+    """The judged metrics corrected by human labels (:mod:`situate.judging.human`).
+
+    ``runs``: per run id and judged metric, the PPI estimate (``mean``, ``ci_low``,
+    ``ci_high``), the judge alone (``judge_mean``, ``judge_ci``: normal, over questions), the
+    judge's bias ``mean(f - y)`` with ``bias_ci``, ``lam``, ``n`` and ``big_n`` (labelled and all
+    questions), the variances, and ``labels_needed`` / ``more_labels`` for +-``half_width``
+    (None: no number suffices); ``versus``: the same for each run's difference with the baseline.
+    """
+
+    labels: str  # the file
+    pairs: int  # labelled (question, chunk) pairs
+    questions: int  # labelled questions
+    method: str  # "PPI" (lambda = 1) or "PPI++" (tuned lambda)
+    confidence: float
+    half_width: float
+    runs: dict[str, dict[str, dict]]
+    versus: dict[str, dict[str, dict]]
+
+
+@dataclass(frozen=True)
 class JudgedStudy:
     """A study as ``situate judge`` scored it."""
 
@@ -41,10 +63,14 @@ class JudgedStudy:
     metrics: list[str]  # judged metrics, then gold ones where the study has gold
     runs: list[JudgedRun] = field(default_factory=list)
     agreement: Agreement | None = None
+    ppi: PPISummary | None = None  # with human labels only
 
     def write(self, folder: Path) -> Path:
         path = folder / JUDGED_FILE
-        atomic_write_text(path, json.dumps(asdict(self), indent=1))
+        record = asdict(self)
+        if self.ppi is None:  # the file of a judging without human labels is as it was
+            del record["ppi"]
+        atomic_write_text(path, json.dumps(record, indent=1))
         return path
 
     def run(self, run_id: str) -> JudgedRun | None:
@@ -63,7 +89,11 @@ def read_judged(folder: Path) -> JudgedStudy | None:
             for r in record.pop("runs")
         ]
         agree = record.pop("agreement")
-        return JudgedStudy(**record, runs=runs, agreement=Agreement(**agree) if agree else None)
+        ppi = record.pop("ppi", None)
+        return JudgedStudy(
+            **record, runs=runs, agreement=Agreement(**agree) if agree else None,
+            ppi=PPISummary(**ppi) if ppi else None,
+        )  # fmt: skip
     except (json.JSONDecodeError, KeyError, TypeError) as e:
         raise SituateError(
             f"{path}: not a judged.json situate judge writes ({type(e).__name__}: {e}); rerun "
