@@ -611,6 +611,9 @@ _NOT_SUBJECT = frozenset(
 _NOT_SUBJECT = _NOT_SUBJECT | frozenset(
     ["its", "their", "his", "her", "then", "next", "further", "first", "data", "values"]
 )
+_CLAUSE_OPENERS = frozenset(
+    ["compared", "based", "given", "using", "following", "according", "regarding", "due"]
+)
 _PRONOUNS = frozenset(["we", "it", "they", "this", "these", "those", "here", "there", "our"])
 _ADJECTIVE = re.compile(r"\w+(?:ous|ed|ing|al|ive|ic|ible|able|ful|less|like)$")
 
@@ -624,6 +627,8 @@ def _fluent(shape: Shape, answer_text: str, sentence: str, answer: Answer) -> bo
             first = shape.subject[0].casefold()
             if first in _NOT_SUBJECT or first in _PREPOSITIONS or first.endswith("ly"):
                 return False
+            if first in _CLAUSE_OPENERS or (first.endswith("ing") and first.isalpha()):
+                return False  # "compared to ...", "identifying ...": no noun phrase
             words = [Token(w, 0, 0) for w in shape.subject]
             if _verbs(words) or any(w in (",", ";", ":", "(", ")") for w in shape.subject):
                 return False
@@ -634,6 +639,8 @@ def _fluent(shape: Shape, answer_text: str, sentence: str, answer: Answer) -> bo
                 return False
         if any(w.casefold() in _CUT | _PRONOUNS for w in shape.rest):
             return False
+        if any(not w[:1].isalnum() and w not in ("$", "€", "£") for w in shape.rest):
+            return False  # punctuation inside the question: a clause cut in the middle
         if any(w.casefold().endswith("ing") and len(w) > 5 for w in shape.rest[1:]):
             return False  # "do ... alignment including?": a clause cut in the middle
         if shape.rest and not shape.subject and shape.opening[-1] in ("did", "does", "do"):
@@ -652,8 +659,12 @@ def _fluent(shape: Shape, answer_text: str, sentence: str, answer: Answer) -> bo
         "×",
     ):
         return False
-    if answer.kind == "number" and not shape.qualifier and not shape.rest:
-        return False
+    if answer.kind == "number" and "which" not in shape.opening:
+        # a bare number only reads as the complement of "be" ("What was the ratio?")
+        be_only = shape.opening[-1:] and shape.opening[-1].casefold() in _BE and not shape.rest
+        change = shape.opening[:3] == ["by", "how", "much"]
+        if not (be_only or change or shape.opening[:1] == ["how"]):
+            return False
     if re.fullmatch(r"0\d+", answer_text):  # an identifier, not a quantity
         return False
     n = sum(len(p) for p in (shape.opening, shape.subject, shape.rest, shape.qualifier))
