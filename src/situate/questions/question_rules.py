@@ -341,8 +341,8 @@ def base_form(verb: str) -> str:
         if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] in "pbtgmnr" and stem[-1] != "l":
             return stem[:-1]  # stopped -> stop
         if stem.endswith(
-            ("at", "ut", "iz", "is", "ir", "or", "ur", "iv", "av", "ov", "uc", "ag", "ang")
-        ):
+            ("at", "ut", "iz", "is", "ir", "or", "ur", "iv", "av", "ov", "uc", "ag", "ang", "min")
+        ) and not stem.endswith(("eat", "oat", "ort", "ear", "oor", "air", "eor")):
             return stem + "e"  # estimated, used, recognized, acquired, approved, produced
         if stem.endswith(("v", "s", "z", "c", "g")) and not stem.endswith(("ss", "ng")):
             return stem + "e"
@@ -614,6 +614,7 @@ _NOT_SUBJECT = _NOT_SUBJECT | frozenset(
 _CLAUSE_OPENERS = frozenset(
     ["compared", "based", "given", "using", "following", "according", "regarding", "due"]
 )
+_NOT_NOUNS = frozenset(["least", "most", "more", "less", "same", "other", "last"])
 _PRONOUNS = frozenset(["we", "it", "they", "this", "these", "those", "here", "there", "our"])
 _ADJECTIVE = re.compile(r"\w+(?:ous|ed|ing|al|ive|ic|ible|able|ful|less|like)$")
 
@@ -647,7 +648,12 @@ def _fluent(shape: Shape, answer_text: str, sentence: str, answer: Answer) -> bo
             return False
         if "which" in shape.opening[:-1]:
             noun = shape.opening[shape.opening.index("which") + 1]
-            if not noun.isalpha() or len(noun) < 4 or _ADJECTIVE.match(noun.casefold()):
+            if (
+                not noun.isalpha()
+                or len(noun) < 4
+                or _ADJECTIVE.match(noun.casefold())
+                or noun.casefold() in _NOT_NOUNS
+            ):
                 return False
     if answer.kind == "name" and re.search(r"-[a-z]{3,}$", answer_text):
         return False
@@ -831,8 +837,10 @@ def _english(
     elif kind in ("money", "percent", "number") and low in _CHANGE and prep in ([], ["by"]):
         wh = ["by", "how", "much"] if kind == "percent" else wh
         prep = []
-    elif kind == "percent" and low in _BE:
+    elif kind == "percent" and low in _BE and not prep:
         wh = ["what"]
+    if kind == "percent" and (prep or wh[-1] == "of"):
+        return None  # "in 4% formaldehyde", "10% of the cases were examined": no question
     elif kind == "name" and prep and prep[0] in ("at", "in", "from") and wh == ["what"]:
         wh, prep = ["where"], []
     if prep and kind in ("money", "count"):
