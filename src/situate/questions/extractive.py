@@ -26,7 +26,8 @@ The rule, for one request:
    sentence (asides and an opening connective left out) is cut into tokens; a number answer
    grows into its unit (``$5.2 billion``, ``12 percent``) and a year into its date
    (``December 31, 2021``), which sets its kind: ``money``, ``percent``, ``date``, ``count``
-   (a number before a plural noun), ``number`` or ``name``. Its question word follows the
+   (a number before a plural noun), ``duration`` (``5.2 days``: "How long"), ``number``,
+   ``name`` or ``definition`` ("ACE2 is a membrane protein ..." -> "What is ACE2?"). Its question word follows the
    kind (``How much``, ``What percentage`` / ``By how much`` after a verb of change,
    ``When``, ``How many <noun>``, ``What``; ``Who`` for ``... et al.``; a name before a noun,
    ``the ACE2 receptor``, asks ``Which receptor``). Then the clause is turned around its first
@@ -41,8 +42,10 @@ The rule, for one request:
    the words right after the answer up to a comma or a conjunction (at most
    ``qualifier_words``), else a date phrase ("at December 31, 2021"). A question copying
    more than ``max_copied`` consecutive words of the passage is shortened (qualifier first)
-   or not written. Spanish inverts the verb after the question word ("¿A los cuántos días
-   caducan las claves?"). ``context_dependent`` names the document where the passage does
+   or not written, and so is one that does not read as a person's (a subject opening a
+   clause, punctuation inside, a bare number not asked as the complement of "be", after
+   "which <noun>" or as a change): the next sentence is tried. Spanish inverts the verb
+   after the question word ("¿A los cuántos días caducan las claves?"). ``context_dependent`` names the document where the passage does
    not: "In <document title>, ...?" ("En ...,"), the title (the title rule of
    :mod:`situate.parsing.titles`, else the passage's section) being a name the passage
    itself does not contain (else no question). There is no ``paraphrase`` rule: such a
