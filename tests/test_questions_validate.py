@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from situate.datasets.generated import Passage, Provenance, write_questions
 from situate.errors import SituateError
 from situate.evaluation.agreement import (
     DO_NOT_RANK,
@@ -21,7 +22,6 @@ from situate.evaluation.agreement import (
     tau_interval,
     verdict,
 )
-from situate.questions.records import Passage, Provenance, write_questions
 from situate.validation import SetScores, check_human, expand_arms, validate
 
 # -- tau, bias and decisions by hand ---------------------------------------------------------------
@@ -173,7 +173,7 @@ def generated_file(path: Path, q: str = "How many requests per minute?") -> Path
         "gold": (), "strategy": "factual", "passage": Passage("a.md", 0, 10),
         "provenance": Provenance("extractive"), "review": "accepted",
     }  # fmt: skip
-    from situate.questions.records import GeneratedQuestion
+    from situate.datasets.generated import GeneratedQuestion
 
     write_questions(path, [GeneratedQuestion(**question)])
     return path

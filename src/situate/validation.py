@@ -162,7 +162,7 @@ def check_human(human: Path, generated: Path) -> None:
     set's (same id, or the same question text as a generated or edited one)."""
     suffix = human.suffix.lower()
     if suffix == ".jsonl":
-        from situate.questions.records import read_questions
+        from situate.datasets.generated import read_questions
 
         records = read_questions(human)
         makers = sorted({q.provenance.generator for q in records}) or ["a generator"]
@@ -185,7 +185,7 @@ def check_human(human: Path, generated: Path) -> None:
         raise SituateError(
             f"{generated}: --generated takes the questions.jsonl of `situate questions generate`"
         )
-    from situate.questions.records import read_questions
+    from situate.datasets.generated import read_questions
 
     try:
         records = json.loads(human.read_text(encoding="utf-8"))

@@ -31,19 +31,29 @@ def output_path(cfg, corpus_name: str, out: str | None) -> Path:
     return Path(str(cfg.output_dir)) / "questions" / corpus_name / QUESTIONS_FILE
 
 
+def difficulty_settings(cfg) -> dict:
+    """``questions.difficulty`` as a plain mapping (empty when the config has none)."""
+    from omegaconf import OmegaConf
+
+    node = cfg.questions.get("difficulty")
+    return dict(OmegaConf.to_container(node, resolve=True)) if node is not None else {}
+
+
 def prepare(overrides: list[str]):
     """The composed config, the corpus, the generator and the requests (nothing is paid)."""
     from situate.config import compose, instantiate_stage
+    from situate.questions.difficulty import oversample
     from situate.questions.generate import build_requests
 
     cfg = compose(overrides)
     q = cfg.questions
+    factor = oversample(difficulty_settings(cfg))  # checked before anything is parsed
     corpus = instantiate_stage(cfg, "dataset").load()
     if not corpus.documents:
         raise SituateError(f"dataset {corpus.name}: no documents to write questions from")
     generator = instantiate_stage(cfg, "question_generator")
     requests = build_requests(
-        corpus.documents, int(q.target), dict(q.mix), int(q.passage_words), int(q.seed),
+        corpus.documents, int(q.target) * factor, dict(q.mix), int(q.passage_words), int(q.seed),
         str(q.language or ""),
     )  # fmt: skip
     return cfg, corpus, generator, requests
@@ -65,22 +75,96 @@ def main(verb: str, args: list[str]) -> int:
 
     cfg, corpus, generator, requests = prepare(ns.overrides)
     q = cfg.questions
-    filters = build_filters(
-        q.filters, embedder=instantiate_stage(cfg, "embedder"), llm=instantiate_stage(cfg, "llm")
-    )
+    from situate.questions.difficulty import build as build_difficulty
+
+    embedder = instantiate_stage(cfg, "embedder")
+    filters = build_filters(q.filters, embedder=embedder, llm=instantiate_stage(cfg, "llm"))
+    meter, target = build_difficulty(
+        difficulty_settings(cfg), corpus.documents, embedder=embedder,
+        passage_words=int(q.passage_words), human_options=human_options(cfg),
+    )  # fmt: skip
     result = generate(
-        corpus.documents, generator, filters, requests, quote_threshold=float(q.quote_threshold)
-    )
+        corpus.documents, generator, filters, requests, quote_threshold=float(q.quote_threshold),
+        meter=meter, target=target, keep=int(q.target),
+    )  # fmt: skip
     path = output_path(cfg, corpus.name, ns.out)
     existing = read_questions(path) if path.is_file() else []
     questions, dropped = keep_reviews(result.questions, existing)
     write_questions(path, questions)
     print_summary(result, questions, path, dropped, corpus.name, int(q.target), generator)
+    if meter is not None:
+        print_difficulty(result, path)
     from situate.questions.llm_generator import LLMQuestionGenerator
 
     if isinstance(generator, LLMQuestionGenerator) and generator.budget_stop is not None:
         raise generator.budget_stop  # what was written is in the file and the store
     return 0
+
+
+def human_options(cfg) -> dict:
+    """How a human sample's gold is resolved: the dataset's quote threshold and chunk settings
+    (those of ``dataset=folder``; the folder defaults for other datasets)."""
+    d = cfg.dataset
+    out = {"quote_threshold": float(d.get("quote_threshold", 90))}
+    for key in ("max_words", "min_words"):
+        if d.get(key) is not None:
+            out[key] = int(d.get(key))
+    return out
+
+
+def difficulty_path(path: Path) -> Path:
+    """The generation's difficulty report beside its questions file: ``<stem>.difficulty.md``."""
+    return path.with_name(path.stem + ".difficulty.md")
+
+
+def print_difficulty(result, path: Path) -> None:
+    """The kept set's difficulty beside the human sample's (and the candidates'), printed and
+    written to :func:`difficulty_path` (Markdown) and ``<stem>.difficulty.json``."""
+    import json
+
+    from rich.table import Table
+
+    from situate.console import console
+    from situate.questions.difficulty import (
+        comparison_rows,
+        describe,
+        difficulty_of,
+        markdown_report,
+    )
+
+    measured = [(q, d) for q in result.questions if (d := difficulty_of(q)) is not None]
+    columns = {
+        "kept": [d for q, d in measured if q.status == "kept"],
+        "candidates": [d for _, d in measured],
+    }
+    bins = []
+    if result.selection is not None and result.selection.human:
+        columns["human sample"] = result.selection.human
+        bins = result.selection.bins
+    table = Table(title="difficulty: median (quartiles)")
+    table.add_column("", justify="left")
+    for name in columns:
+        table.add_column(name, justify="right")
+    for row in comparison_rows(columns):
+        table.add_row(*row)
+    out = console()
+    out.print(table)
+    report = difficulty_path(path)
+    report.write_text(markdown_report(columns, bins), encoding="utf-8")
+    figures = {name: describe(values) for name, values in columns.items()}
+    figures["bins"] = [
+        {"bin": b.label, "human": b.human, "quota": b.quota, "kept": b.kept} for b in bins
+    ]
+    report.with_suffix(".json").write_text(json.dumps(figures, indent=1), encoding="utf-8")
+    short = [b for b in bins if b.kept < b.quota]
+    if short:
+        missing = sum(b.quota - b.kept for b in short)
+        out.print(
+            f"difficulty: {len(short)} bins of the human sample had too few candidates "
+            f"({missing} questions short); raise questions.difficulty.oversample",
+            highlight=False, markup=False,
+        )  # fmt: skip
+    out.print(f"difficulty: written to {report}", highlight=False, markup=False)
 
 
 def estimate(generator, requests, counter: str = "auto"):

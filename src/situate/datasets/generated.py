@@ -19,7 +19,9 @@ One JSON object per line; offsets are characters of the parsed document text, en
                     "prompt_sha256": "...", "input_tokens": 812, "output_tokens": 64,
                     "cost_usd": 0.00112, "from_cache": false},
      "status": "kept", "rejected_by": null, "reason": null,
-     "review": "pending", "original_q": null}
+     "review": "pending", "original_q": null,
+     "difficulty": {"overlap": 0.42, "overlap_idf": 0.37, "lexical_rank": 3, "dense_rank": 1,
+                    "rank_depth": 1000}}
 """
 
 from __future__ import annotations
@@ -90,6 +92,9 @@ class GeneratedQuestion:
     reason: str | None = None  # one line: why
     review: Review = "pending"
     original_q: str | None = None  # the generator's question when a reviewer edited it
+    # how hard it is (situate.questions.difficulty: overlap, overlap_idf, lexical_rank,
+    # dense_rank, rank_depth); None when not measured (no gold)
+    difficulty: dict[str, Any] | None = None
 
     @property
     def usable(self) -> bool:

@@ -161,7 +161,7 @@ def _ppi_markdown(sc, ppi, labels, tuned: bool) -> list[str]:
         name = f"{s.run.label} (baseline)" if s.is_baseline else s.run.label
         for m, e in ppi.runs[s.run.run_id].items():
             lines.append(
-                f"| {name} | {label(m)} | {_pct(s.means[m])} [{_pct(s.cis[m][0])}, "
+                f"| {name} | {judged_label(m)} | {_pct(s.means[m])} [{_pct(s.cis[m][0])}, "
                 f"{_pct(s.cis[m][1])}] | {_ci(e)} | {e.lam:.3f} | {100 * e.bias:+.1f} "
                 f"[{100 * e.bias_ci[0]:+.1f}, {100 * e.bias_ci[1]:+.1f}] | {_needed(e, labels)} |"
             )
@@ -178,7 +178,7 @@ def _ppi_markdown(sc, ppi, labels, tuned: bool) -> list[str]:
         for s in sc.summaries:
             for m, e in ppi.versus.get(s.run.run_id, {}).items():
                 lines.append(
-                    f"| {s.run.label} | {label(m)} | {100 * e.judge_mean:+.1f} "
+                    f"| {s.run.label} | {judged_label(m)} | {100 * e.judge_mean:+.1f} "
                     f"[{100 * e.judge_ci[0]:+.1f}, {100 * e.judge_ci[1]:+.1f}] | "
                     f"{100 * e.mean:+.1f} [{100 * e.ci_low:+.1f}, {100 * e.ci_high:+.1f}] | "
                     f"{100 * e.bias:+.1f} [{100 * e.bias_ci[0]:+.1f}, {100 * e.bias_ci[1]:+.1f}]"
@@ -201,7 +201,7 @@ def _print_ppi(sc, ppi, labels, tuned: bool) -> None:
     for s in sc.summaries:
         e = ppi.runs[s.run.run_id][m]
         out.print(
-            f"  {s.run.label}: {label(m)} judge alone {_pct(e.judge_mean)}, corrected {_ci(e)}, "
+            f"  {s.run.label}: {judged_label(m)} judge alone {_pct(e.judge_mean)}, corrected {_ci(e)}, "
             f"judge's bias {100 * e.bias:+.1f} points; {_needed(e, labels)}",
             highlight=False,
         )

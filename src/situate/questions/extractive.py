@@ -22,16 +22,36 @@ The rule, for one request:
    ``COVID-19``), never a piece of a hyphenated or slashed token (``PD-10``, ``LC/MS``). Asides
    are not searched: bracketed citations (``[12]``) and parentheses after
    a space (``(DPIs)``, ``(n = 40)``).
-4. **The question.** The sentence without its asides and without an opening connective
-   ("However, ...", "Sin embargo, ..."), the answer phrase replaced by a question phrase in
-   place (percentage: "what percentage"; year: "which year"; count: "how many" before its noun;
-   other: "what"), its end mark replaced by "?" (a Spanish question is opened by "¿").
-   ``context_dependent`` names the document where the passage does not: "In <document title>,
-   ..." ("En ...,"), the title (else the passage's section) being a name the passage itself
-   does not contain (else no question). There is no ``paraphrase`` rule: such a request is
-   answered with a failure, counted by the command.
+4. **The question: a short wh-question a person would type, not the sentence with a gap.** The
+   sentence (asides and an opening connective left out) is cut into tokens; a number answer
+   grows into its unit (``$5.2 billion``, ``12 percent``) and a year into its date
+   (``December 31, 2021``), which sets its kind: ``money``, ``percent``, ``date``, ``count``
+   (a number before a plural noun), ``duration`` (``5.2 days``: "How long"), ``number``,
+   ``name`` or ``definition`` ("ACE2 is a membrane protein ..." -> "What is ACE2?"). Its question word follows the
+   kind (``How much``, ``What percentage`` / ``By how much`` after a verb of change,
+   ``When``, ``How many <noun>``, ``What``; ``Who`` for ``... et al.``; a name before a noun,
+   ``the ACE2 receptor``, asks ``Which receptor``). Then the clause is turned around its first
+   verb: with the answer as the subject, the question word takes its place ("120 patients were
+   enrolled ..." -> "How many patients were enrolled ...?"); with the answer after the verb,
+   the subject (at most ``subject_words`` words: its head noun phrase, relative clauses and
+   a fronted "In 2019," left out) is asked about with ``be`` inverted ("Total revenue was $5.2
+   billion in 2021" -> "How much was total revenue in 2021?"), or with ``did`` / ``does`` and
+   the verb's base form ("The trial enrolled 120 patients ..." -> "How many patients did the
+   trial enroll ...?"); a preposition before the answer goes in front ("Through which
+   receptor does the virus enter airway cells?"). Of the rest only a short qualifier stays:
+   the words right after the answer up to a comma or a conjunction (at most
+   ``qualifier_words``), else a date phrase ("at December 31, 2021"). A question copying
+   more than ``max_copied`` consecutive words of the passage is shortened (qualifier first)
+   or not written, and so is one that does not read as a person's (a subject opening a
+   clause, punctuation inside, a bare number not asked as the complement of "be", after
+   "which <noun>" or as a change): the next sentence is tried. Spanish inverts the verb
+   after the question word ("¿A los cuántos días caducan las claves?"). ``context_dependent`` names the document where the passage does
+   not: "In <document title>, ...?" ("En ...,"), the title (the title rule of
+   :mod:`situate.parsing.titles`, else the passage's section) being a name the passage
+   itself does not contain (else no question). There is no ``paraphrase`` rule: such a
+   request is answered with a failure, counted by the command.
 
-The answer is the removed phrase, the quote the sentence verbatim (found exactly in the
+The answer is the answer phrase, the quote the sentence verbatim (found exactly in the
 document). English and Spanish have their own stop words and question phrases; the language is
 the request's, else the passage's (more Spanish than English stop words: Spanish).
 """
@@ -48,6 +68,7 @@ from dataclasses import dataclass
 from situate.datasets.generated import Provenance
 from situate.errors import SituateError
 from situate.questions.base import GenerationRequest, Proposal
+from situate.questions.question_rules import wh_question, widen
 
 NAME = "extractive"
 STRATEGIES = ("factual", "context_dependent")
@@ -68,16 +89,7 @@ _SPANISH_STOP = (
     "si ya hay nos usted ustedes"
 )
 _STOP = {"en": frozenset(_ENGLISH_STOP.split()), "es": frozenset(_SPANISH_STOP.split())}
-# The question phrase per kind of answer, and how a question is opened and closed.
-_PHRASES = {
-    "en": {
-        "percent": "what percentage",
-        "year": "which year",
-        "count": "how many",
-        "other": "what",
-    },
-    "es": {"percent": "qué porcentaje", "year": "qué año", "count": "cuántos", "other": "qué"},
-}
+# how a question is opened, and how it names its document
 _OPEN = {"en": "", "es": "¿"}
 _IN_DOCUMENT = {"en": "In {title}, ", "es": "En {title}, "}
 LANGUAGES = {"english": "en", "en": "en", "spanish": "es", "español": "es", "es": "es"}
@@ -98,7 +110,21 @@ _YEAR = re.compile(r"\b(?:[Ii]n|[Ss]ince|by|[Ee]n|[Dd]esde) ((?:1[89]|20)\d\d)\b
 _COUNT = re.compile(r"\b\d[\d,]*(?=\s+[^\W\d_]{3,}s\b)")  # 120 (patients)
 _NUMBER = re.compile(r"\b(?!(?:1[89]|20)\d\d\b)\d+(?:[.,]\d+)*\b")  # a bare year is no answer
 _MIXED = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[A-Z])[A-Za-z][\w-]*\w\b")  # ACE2, COVID-19, H3N2
-_FEMININE = re.compile(r"\s+(?!días\b)\w+(?:as|dades|tudes|iones)\b")  # cuántas solicitudes
+_DATE = re.compile(
+    r"\b(?:[Ii]n|[Oo]n|[Ss]ince|[Bb]y|[Aa]t|[Ee]n|[Dd]esde|[Dd]uring) ((?:January|February|March|"
+    r"April|May|June|July|August|September|October|November|December)(?: \d{1,2},)? "
+    r"(?:1[89]|20)\d\d)\b"
+)
+_MONTH_NAME = re.compile(
+    r"(?:January|February|March|April|May|June|July|August|September|October|November|"
+    r"December|Enero|Febrero|Marzo|Abril|Mayo|Junio|Julio|Agosto|Septiembre|Octubre|"
+    r"Noviembre|Diciembre)$"
+)
+# "<Term> is a ...": a definition, asked as "What is <term>?" (the term: at most six words)
+_DEFINITION = re.compile(
+    r"\s*(?P<term>[A-Z][\w-]*(?:\s+[\w-]+){0,5}?)\s+(?P<verb>is|are)\s+"
+    r"(?P<answer>(?:a|an|the)\s+[^.!?]+)"
+)
 _CAPITALISED = re.compile(r"\b[A-ZÁÉÍÓÚÑ][\wáéíóúñ-]+(?:\s+[A-ZÁÉÍÓÚÑ][\wáéíóúñ-]+)*")
 
 
@@ -117,25 +143,49 @@ class ExtractiveGenerator:
     min_words, max_words : int
         Words a candidate sentence has, inclusive (shorter ones say too little, longer ones are
         lists and tables).
+    subject_words, qualifier_words : int
+        Most words of the subject asked about, and of the qualifier after the answer.
+    max_copied : int
+        Most consecutive words of the passage a question may copy.
     """
 
     name = NAME
 
-    def __init__(self, min_words: int = 8, max_words: int = 45) -> None:
+    def __init__(
+        self,
+        min_words: int = 8,
+        max_words: int = 45,
+        subject_words: int = 5,
+        qualifier_words: int = 4,
+        max_copied: int = 5,
+    ) -> None:
         if not 1 <= min_words <= max_words:
             raise SituateError(
                 f"question_generator: min_words={min_words}, max_words={max_words}: need "
                 "1 <= min_words <= max_words"
             )
+        for key, value in (
+            ("subject_words", subject_words),
+            ("qualifier_words", qualifier_words),
+            ("max_copied", max_copied),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise SituateError(f"question_generator.{key}={value!r} must be an integer >= 1")
         self.min_words = min_words
         self.max_words = max_words
+        self.subject_words = subject_words
+        self.qualifier_words = qualifier_words
+        self.max_copied = max_copied
 
     def identity(self) -> dict:
         return {
             "generator": NAME,
-            "rule": 1,
+            "rule": 2,
             "min_words": self.min_words,
             "max_words": self.max_words,
+            "subject_words": self.subject_words,
+            "qualifier_words": self.qualifier_words,
+            "max_copied": self.max_copied,
         }
 
     def propose(self, requests: Sequence[GenerationRequest]) -> list[Proposal]:
@@ -162,26 +212,41 @@ class ExtractiveGenerator:
                 f"no rule for strategy {request.strategy!r} (it writes {', '.join(STRATEGIES)})"
             )
         text = request.passage_text
+        doc = request.document
         language = self._language(request.language, text)
         scored = []
         for sentence in self._sentences(text):
             answer = self._answer(sentence.text, counts, language)
             if answer is not None:
                 scored.append((-self._score(sentence.text, counts, language), sentence, answer))
-        if len(scored) <= request.index:
+        scored.sort(key=lambda s: (s[0], s[1].start))
+        written = []  # (sentence, answer, question) of the candidates a rule could word
+        for _, sentence, (start, end, kind) in scored:
+            if len(written) > request.index:
+                break
+            blanked = _ASIDE.sub(lambda m: " " * len(m.group()), sentence.text)
+            blanked = _CONNECTIVE.sub(lambda m: " " * len(m.group()), blanked, count=1)
+            answer = widen(blanked, start, end, kind)
+            question = wh_question(
+                blanked, answer, doc.text, text, language,
+                subject_words=self.subject_words, qualifier_words=self.qualifier_words,
+                max_copied=self.max_copied,
+            )  # fmt: skip
+            if question is not None:
+                written.append((sentence, sentence.text[answer.start : answer.end], question))
+        if len(written) <= request.index:
             return failure(
                 f"no sentence of {self.min_words}-{self.max_words} words with a number or a name "
-                f"in the passage ({len(scored)} candidates for index {request.index})"
+                f"that a rule words as a question ({len(scored)} candidates, {len(written)} "
+                f"worded, for index {request.index})"
             )
-        scored.sort(key=lambda s: (s[0], s[1].start))
-        _, sentence, (start, end, kind) = scored[request.index]
-        question = self._question(sentence.text, start, end, kind, language)
+        sentence, answer_text, question = written[request.index]
         if request.strategy == "context_dependent":
             title = request.document.title.strip() or request.passage.section.split(" > ")[0]
             if not title or title.casefold() in text.casefold():
                 return failure("the passage names its document itself (no title elsewhere)")
             question = self._in_document(question, title, language)
-        return Proposal(request, question, sentence.text[start:end], sentence.text, provenance)
+        return Proposal(request, question, answer_text, sentence.text, provenance)
 
     def _sentences(self, text: str) -> list[_Sentence]:
         out = []
@@ -228,9 +293,14 @@ class ExtractiveGenerator:
     def _answer(sentence: str, counts: Counter, language: str) -> tuple[int, int, str] | None:
         """(start, end, kind) of the answer phrase in ``sentence``, or None (citations aside)."""
         sentence = _ASIDE.sub(lambda m: " " * len(m.group()), sentence)  # offsets kept
+        if language == "en" and (d := _DEFINITION.match(sentence)) is not None:
+            term = d.group("term")
+            if not any(w.casefold() in _STOP["en"] for w in term.split()[1:]):
+                return d.start("answer"), len(d.group(0).rstrip(" .!?")) + d.start(), "definition"
         numbers = [
             (*m.span(pattern.groups), kind)  # the year of "in 2018"; the whole match otherwise
             for kind, pattern in (
+                ("date", _DATE),
                 ("percent", _PERCENT),
                 ("year", _YEAR),
                 ("count", _COUNT),
@@ -249,7 +319,9 @@ class ExtractiveGenerator:
                 if len(words) == 1:
                     continue
                 start += len(words[0]) + 1
-            if sentence[start : m.end()].casefold() not in _STOP[language]:
+            if sentence[start : m.end()].casefold() not in _STOP[language] and not (
+                _MONTH_NAME.match(sentence[start : m.end()])
+            ):
                 names.append((start, m.end()))
         names = [n for n in names if _whole_token(sentence, *n)]
         if not names:
@@ -261,16 +333,6 @@ class ExtractiveGenerator:
 
         start, end = min(names, key=rarity)
         return start, end, "other"
-
-    @staticmethod
-    def _question(sentence: str, start: int, end: int, kind: str, language: str) -> str:
-        before = _CONNECTIVE.sub("", _ASIDE.sub("", sentence[:start]), count=1)
-        after = _ASIDE.sub("", sentence[end:]).rstrip(" .!?")
-        phrase = _PHRASES[language][kind]
-        if kind == "count" and language == "es" and _FEMININE.match(after):
-            phrase = "cuántas"
-        body = f"{before}{phrase}{after}".strip()
-        return f"{_OPEN[language]}{body[:1].upper()}{body[1:]}?"
 
     @staticmethod
     def _in_document(question: str, title: str, language: str) -> str:

@@ -399,7 +399,9 @@ def _build(name: str, options: dict[str, Any], embedder, llm) -> QuestionFilter:
             _needed(name, "an llm (llm=...)", llm), store=store, **options
         )
     if name == "near_duplicate":
-        return NearDuplicate(_embedding(_needed(name, "the embedder", embedder), store), **options)
+        return NearDuplicate(
+            embedding_function(_needed(name, "the embedder", embedder), store), **options
+        )
     baselines = list(options.pop("baselines", BASELINES))
     if not baselines or set(baselines) - set(BASELINES):
         raise SituateError(
@@ -407,7 +409,9 @@ def _build(name: str, options: dict[str, Any], embedder, llm) -> QuestionFilter:
             f"{', '.join(BASELINES)}"
         )
     embed = (
-        _embedding(_needed(name, "the embedder", embedder), store) if "dense" in baselines else None
+        embedding_function(_needed(name, "the embedder", embedder), store)
+        if "dense" in baselines
+        else None
     )
     return TooEasy(baselines, embed, **options)
 
@@ -421,7 +425,7 @@ def _needed(name: str, what: str, stage):
     return stage
 
 
-def _embedding(embedder: Embedder, store: str | None):
+def embedding_function(embedder: Embedder, store: str | None):
     """``embed(texts, kind="query")``: the embedder's vectors, through the embedding store
     (shared with runs: the same key, so a run over the set reuses its query vectors) if given."""
     if store is None:

@@ -11,6 +11,9 @@
    are recorded); a quote found nowhere rejects the candidate (``unresolvable_quote``), an answer
    that held no question rejects it too (``no_question``), each with its one-line reason;
 5. the filters (:mod:`situate.questions.filters`) mark what else they remove, and why;
+   each candidate with gold is measured first (:mod:`situate.questions.difficulty`: its overlap
+   with its passage, its gold's rank under BM25 and the embedder), and a difficulty target (caps,
+   or the quantile bins of a human sample) selects among those the filters kept;
 6. every candidate is written to ``questions.jsonl``, with the reviewer's decisions of an existing
    file kept for the ids generated again (:func:`keep_reviews`).
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from situate.datasets.generated import FilterReport, GeneratedQuestion, question_id
 from situate.datasets.quotes import DEFAULT_THRESHOLD, QuoteFinder
@@ -28,6 +32,9 @@ from situate.questions.base import GenerationRequest, Proposal, QuestionGenerato
 from situate.questions.passages import divisor_order, sample_passages
 from situate.questions.prompts import STRATEGIES, document_language, language_code
 from situate.records import Document, Span
+
+if TYPE_CHECKING:
+    from situate.questions.difficulty import DifficultyMeter, DifficultyTarget, Selection
 
 UNRESOLVABLE = "unresolvable_quote"
 NO_QUESTION = "no_question"
@@ -143,6 +150,7 @@ class Generation:
     questions: list[GeneratedQuestion]
     reports: list[FilterReport]
     requested: int
+    selection: Selection | None = None  # what a difficulty target left out (None: no target)
 
 
 def generate(
@@ -151,9 +159,15 @@ def generate(
     filters,
     requests: Sequence[GenerationRequest],
     quote_threshold: float = DEFAULT_THRESHOLD,
+    meter: DifficultyMeter | None = None,
+    target: DifficultyTarget | None = None,
+    keep: int | None = None,
 ) -> Generation:
     """Steps 3-5 of the module docstring for ``requests`` (:func:`build_requests`); ``filters``
-    as built by :func:`situate.questions.filters.build_filters`."""
+    as built by :func:`situate.questions.filters.build_filters`. ``meter`` measures each
+    candidate's difficulty; an active ``target`` then keeps at most ``keep`` of the filtered."""
+    from situate.questions.difficulty import NAME as DIFFICULTY
+    from situate.questions.difficulty import with_difficulty
     from situate.questions.filters import apply_filters
 
     proposals = generator.propose(requests)
@@ -163,12 +177,24 @@ def generate(
             f"{len(requests)} requests (a generator returns one per request)"
         )
     candidates = [resolve(p, quote_threshold) for p in proposals]
+    if meter is not None:
+        candidates = with_difficulty(candidates, meter)
     kept = [q for q in candidates if q.status == "kept"]
     filtered, reports = apply_filters(kept, documents, filters)  # a report each, zero included
     by_id = {q.id: q for q in filtered}
     questions = [by_id.get(q.id, q) for q in candidates]
     unresolved = FilterReport(UNRESOLVABLE, _removed(questions))
-    return Generation(questions, [unresolved, *reports], len(requests))
+    reports = [unresolved, *reports]
+    selection = None
+    if target is not None and target.active:
+        still = [q for q in questions if q.status == "kept"]
+        selection = target.select(still, len(still) if keep is None else keep)
+        reasons = dict(selection.report.removed)
+        questions = [
+            q.rejected(DIFFICULTY, reasons[q.id]) if q.id in reasons else q for q in questions
+        ]
+        reports.append(selection.report)
+    return Generation(questions, reports, len(requests), selection)
 
 
 def _removed(questions: Sequence[GeneratedQuestion]) -> list[tuple[str, str]]:

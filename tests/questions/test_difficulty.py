@@ -1,0 +1,220 @@
+"""Difficulty of a question, measured by hand on a tiny corpus; the caps; the quantile-bin match
+of a human sample; and ``situate questions generate`` selecting to a small human qa.json."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from situate.datasets.generated import GeneratedQuestion, Passage, Provenance, read_questions
+from situate.errors import SituateError
+from situate.questions.difficulty import (
+    Difficulty,
+    DifficultyMeter,
+    DifficultyTarget,
+    bin_edges,
+    bin_of,
+    content_words,
+    describe,
+    match_bins,
+)
+from situate.records import Document, Span
+
+DOCS = [
+    Document("a.txt", "zebra zebra zebra lion"),
+    Document("b.txt", "zebra giraffe elephant savanna grassland"),
+    Document("c.txt", "penguin ice ocean fish cold"),
+]
+
+
+def whole(doc: Document) -> tuple[Span, ...]:
+    return (Span(doc.doc_id, 0, len(doc.text)),)
+
+
+def fake_embed(texts, kind="query"):
+    """Counts of zebra, penguin and lion (and a small constant): a dense baseline by hand."""
+    return np.array(
+        [[t.count("zebra"), t.count("penguin"), t.count("lion"), 1e-3] for t in texts], float
+    )
+
+
+def meter(**kw) -> DifficultyMeter:
+    options = dict(passage_words=8, baselines=["bm25", "dense"], embed=fake_embed, window_words=50)
+    return DifficultyMeter(DOCS, **{**options, **kw})
+
+
+def test_content_words_leave_out_stop_and_question_words():
+    assert content_words("Which zebra eats the grass, and which zebra sleeps?") == [
+        "zebra", "eats", "grass", "sleeps",
+    ]  # fmt: skip
+
+
+def test_overlap_and_ranks_by_hand():
+    (d,) = meter().measure([("Which zebra eats grass?", whole(DOCS[1]))])
+    # content words: zebra, eats, grass; the gold passage (b.txt) holds zebra: 1 of 3
+    assert d.overlap == pytest.approx(1 / 3)
+    # idf over the 3 windows (one per document): zebra in 2 -> ln(4/3) + 1; eats and grass in
+    # none -> ln(4) + 1 each
+    zebra, unseen = math.log(4 / 3) + 1, math.log(4) + 1
+    assert d.overlap_idf == pytest.approx(zebra / (zebra + 2 * unseen))
+    # BM25: only "zebra" matches; a.txt has it 3 times in 4 words, b.txt once in 5: b is second
+    assert d.lexical_rank == 2
+    # dense: the question is (1, 0, 0); b.txt (1, 0, 0) has cosine 1, a.txt (3, 0, 1) 0.95
+    assert d.dense_rank == 1
+    assert d.rank_depth == 3  # every window was read
+    both = meter().measure(
+        [("penguin in the cold ocean", whole(DOCS[2])), ("lion zebra", whole(DOCS[0]))]
+    )
+    assert [(x.overlap, x.lexical_rank, x.dense_rank) for x in both] == [(1.0, 1, 1), (1.0, 1, 1)]
+
+
+def test_a_gold_no_baseline_reaches_has_no_lexical_rank_and_counts_beyond_the_depth():
+    (d,) = meter(baselines=["bm25"], embed=None).measure([("zebra", whole(DOCS[2]))])
+    assert d.lexical_rank is None and d.dense_rank is None and d.overlap == 0.0
+    assert d.value("lexical_rank") == 4  # depth 3 + 1
+    assert math.isnan(d.value("dense_rank"))
+    with pytest.raises(SituateError, match="dense baseline needs the run's embedder"):
+        DifficultyMeter(DOCS, baselines=["dense"])
+
+
+def generated(qid: str, overlap: float, lexical: int | None, dense: int = 1) -> GeneratedQuestion:
+    d = Difficulty(overlap, overlap, lexical, dense, 100)
+    return GeneratedQuestion(
+        id=qid, q=f"question {qid}?", answer="a", quote="q", gold=(Span("a.txt", 0, 4),),
+        strategy="factual", passage=Passage("a.txt", 0, 4), provenance=Provenance("extractive"),
+        difficulty=d.to_json(),
+    )  # fmt: skip
+
+
+def test_caps_remove_what_is_outside_them_then_keep_the_first_target():
+    questions = [
+        generated("easy", 0.9, 1),  # over max_overlap
+        generated("top1", 0.3, 1),  # under min_lexical_rank
+        generated("hard1", 0.4, 3),
+        generated("hard2", 0.2, None),  # beyond the depth: rank 101
+        generated("hard3", 0.5, 2),  # on both limits: kept
+    ]
+    target = DifficultyTarget({"max_overlap": 0.5, "min_lexical_rank": 2})
+    removed = dict(target.select(questions, target=2).report.removed)
+    assert removed == {
+        "easy": "overlap 0.9 outside questions.difficulty.max_overlap=0.5",
+        "top1": "lexical_rank 1 outside questions.difficulty.min_lexical_rank=2",
+        "hard3": "over questions.target=2 (the first 2 are kept)",
+    }
+    with pytest.raises(SituateError, match="max_overlapp: no such cap"):
+        DifficultyTarget({"max_overlapp": 0.5})
+
+
+def test_bins_at_the_human_quantiles_merge_repeated_edges():
+    ranks = [1] * 16 + [2] * 8 + [5] * 8 + [50] * 8
+    # linear quantiles of the 40 sorted ranks: 0.25 -> 1, 0.5 -> 2, 0.75 -> 5
+    assert bin_edges(ranks, 4) == [1.0, 2.0, 5.0]
+    assert bin_edges([1] * 30 + [9] * 10, 4) == [1.0, 3.0]  # 0.25, 0.5 both 1; 0.75 -> 1 + 8 * 0.25
+    assert [bin_of(r, [1.0, 2.0, 5.0]) for r in (1, 2, 3, 5, 6, 99)] == [0, 1, 2, 2, 3, 3]
+
+
+def test_matching_a_human_sample_reproduces_its_quantiles():
+    human = [Difficulty(i / 40, i / 40, 1 + i % 4, 1, 100) for i in range(40)]  # uniform 0-0.975
+    rng = random.Random(0)
+    # candidates three times easier than people: overlap sqrt(u) piles up near 1
+    candidates = [
+        (f"c{i}", Difficulty(math.sqrt(rng.random()), 0.5, 1 + rng.randrange(6), 1, 100))
+        for i in range(400)
+    ]
+    kept, left, bins = match_bins(candidates, human, 40, ["overlap"], 4)
+    assert len(kept) == 40 and len(left) == 360
+    chosen = {qid: d for qid, d in candidates if qid in set(kept)}
+    human_figures, kept_figures = describe(human), describe(list(chosen.values()))
+    # within a bin the candidates keep their own skew: quartiles within 0.06 of the human ones
+    for a, b in zip(human_figures["overlap"], kept_figures["overlap"], strict=True):
+        assert abs(a - b) <= 0.06
+    assert [b.quota for b in bins] == [10, 10, 10, 10]  # a quarter each
+    joint = match_bins(candidates, human, 40, ["overlap", "lexical_rank"], 2)[2]
+    assert [b.quota for b in joint] == [10, 10, 10, 10]  # 2 x 2 cells: ranks 1-2 / 3-4 halves
+    assert all(b.kept == b.quota for b in bins)
+    unmatched = describe([d for _, d in candidates])["overlap"][1]
+    assert unmatched > 0.65  # the median overlap before matching, vs the human 0.49
+
+
+def test_a_bin_short_of_candidates_keeps_what_it_has_and_says_so():
+    human = [Difficulty(v, v, 1, 1, 100) for v in (0.1, 0.2, 0.8, 0.9)]
+    candidates = [(f"c{i}", Difficulty(0.95, 0.95, 1, 1, 100)) for i in range(10)]
+    kept, left, bins = match_bins(candidates, human, 4, ["overlap"], 2)
+    assert len(kept) == 2  # the low bin (overlap <= 0.5) has no candidate
+    assert [(b.label, b.quota, b.kept) for b in bins] == [
+        ("overlap <= 0.50", 2, 0), ("overlap > 0.50", 2, 2),
+    ]  # fmt: skip
+    assert "is full: 2 of 4" in next(iter(left.values()))
+
+
+# -- end to end ---------------------------------------------------------------------------------
+
+FINANCE = (
+    "# Acme Annual Report\n\n"
+    "Total revenues were $5.2 billion in 2021, up 12% from 2020.\n\n"
+    "Cash and cash equivalents totaled $1,245 million and $697 million at December 31, 2021 "
+    "and 2020, respectively.\n\n"
+    "Gross margin decreased 3.5 percent to 41.2 percent in fiscal 2022 due to higher freight "
+    "costs.\n\n"
+    "In 2018, the company acquired Widget Corp for $310 million in cash.\n"
+)
+VIRUS = (
+    "# Coronavirus Notes\n\n"
+    "The novel coronavirus was first identified in December 2019 in Wuhan, China.\n\n"
+    "About 80% of patients had mild symptoms and recovered without treatment.\n\n"
+    "The trial enrolled 120 patients across four regional hospitals last winter.\n\n"
+    "The virus enters airway cells through the ACE2 receptor on their surface.\n"
+)
+HUMAN = [
+    {"q": "What were Acme's sales last year?", "gold": ["Total revenues were $5.2 billion"]},
+    {"q": "Where did the outbreak start?", "gold": ["first identified in December 2019 in Wuhan"]},
+    {"q": "How many people took part in the study?", "gold": ["enrolled 120 patients"]},
+    {"q": "Which company did Acme buy?", "gold": ["acquired Widget Corp"]},
+]
+
+
+def test_generate_selects_to_a_small_human_sample_and_reports_both(tmp_path: Path, capsys):
+    from situate.commands.questions_generate import main
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "report.md").write_text(FINANCE, encoding="utf-8")
+    (docs / "virus.md").write_text(VIRUS, encoding="utf-8")
+    human = tmp_path / "human" / "qa.json"
+    human.parent.mkdir()
+    human.write_text(json.dumps(HUMAN), encoding="utf-8")
+    out = tmp_path / "out" / "questions.jsonl"
+    args = [
+        "dataset=folder", f"dataset.path={docs}", f"output_dir={tmp_path / 'out'}",
+        "tracking=none", "question_generator=extractive", "questions=factual",
+        "questions.passage_words=14", "questions.target=3",
+        "questions.filters.near_duplicate.enabled=false",
+        "questions.filters.trivially_lexical.enabled=false",
+        "questions.difficulty.baselines=[bm25]", "questions.difficulty.match_on=[overlap]",
+        "questions.difficulty.bins=2", f"questions.difficulty.match={human}", "--out", str(out),
+    ]  # fmt: skip
+    assert main("generate", args) == 0
+    questions = read_questions(out)
+    assert len(questions) == 8  # target 3 x oversample 3 = 9 passages; the documents hold 8
+    measured = [q for q in questions if q.difficulty is not None]
+    assert measured and all(
+        set(q.difficulty) == {"overlap", "overlap_idf", "lexical_rank", "dense_rank", "rank_depth"}
+        for q in measured
+    )
+    kept = [q for q in questions if q.status == "kept"]
+    assert 1 <= len(kept) <= 3
+    by_difficulty = [q for q in questions if q.rejected_by == "difficulty"]
+    assert by_difficulty and all("bin" in q.reason for q in by_difficulty)
+    printed = capsys.readouterr().out
+    assert "human sample" in printed and "gold is the lexical top 1" in printed
+    report = (out.parent / "questions.difficulty.md").read_text(encoding="utf-8")
+    assert "| | kept | candidates | human sample |" in report
+    assert "## Quantile bins of the human sample" in report
+    figures = json.loads((out.parent / "questions.difficulty.json").read_text(encoding="utf-8"))
+    assert figures["human sample"]["questions"] == 4
+    assert sum(b["quota"] for b in figures["bins"]) == 3
