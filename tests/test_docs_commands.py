@@ -338,7 +338,9 @@ def _composed(command: Command, folder: Path, output_dir: Path) -> None:
     args = small_form(Command(command.page, command.line, ("situate", verb, *rest)), folder,
                       output_dir)[1:]  # fmt: skip
     if verb in ("emulate", "data") or command.argv[1:3] in (
-        ("questions", "review"), ("questions", "export"), ("questions", "import"),
+        ("questions", "review"),
+        ("questions", "export"),
+        ("questions", "import"),
     ):
         return  # no config: a server, a download, a file of questions (flags checked above)
     if verb == "run":
@@ -374,9 +376,12 @@ def test_the_check_refuses_a_command_that_cannot_run(tmp_path: Path) -> None:
     from situate.errors import SituateError
 
     folder = tiny_folder(tmp_path)
-    for line in ("situate run fusion=no_such_fusion", "situate run fusion.k=abc",
-                 "situate report experiment=quickstart report.no_such_key=1",
-                 "situate run -m dataset=folder dataset.path=~/kb chunker=no_such,markdown"):
+    for line in (
+        "situate run fusion=no_such_fusion",
+        "situate run fusion.k=abc",
+        "situate report experiment=quickstart report.no_such_key=1",
+        "situate run -m dataset=folder dataset.path=~/kb chunker=no_such,markdown",
+    ):
         with pytest.raises(SituateError):
             _composed(split_commands("test", line)[0], folder, tmp_path / "outputs")
     with pytest.raises(AssertionError):

@@ -68,8 +68,9 @@ def read_option(group: str, path: Path) -> Option:
         else:
             header.append(text)
         i += 1
-    option = Option(group, path.relative_to(CONF / group).with_suffix("").as_posix(), package,
-                    " ".join(header))
+    option = Option(
+        group, path.relative_to(CONF / group).with_suffix("").as_posix(), package, " ".join(header)
+    )
     stack: list[tuple[int, str]] = []
     pending: list[str] = []
     in_defaults = False
@@ -102,7 +103,9 @@ def read_option(group: str, path: Path) -> Option:
 def options(group: str) -> list[Option]:
     """Every option of a group: the YAML files under ``conf/<group>/`` (nested folders too)."""
     folder = CONF / group
-    return [read_option(group, p) for p in sorted(folder.rglob("*.yaml"))] if folder.is_dir() else []
+    return (
+        [read_option(group, p) for p in sorted(folder.rglob("*.yaml"))] if folder.is_dir() else []
+    )
 
 
 def _cell(text: str) -> str:
@@ -141,21 +144,32 @@ def config_reference() -> str:
             if g.cached:
                 facts.append(f"cached in the {g.cached}")
             if g.tagged:
-                facts.append("tags each run" + (" (with `context=llm`)" if g.tagged == "with_llm" else ""))
+                facts.append(
+                    "tags each run" + (" (with `context=llm`)" if g.tagged == "with_llm" else "")
+                )
             if facts:
                 text = "; ".join(facts)
                 out += [text[0].upper() + text[1:] + ".", ""]
             if not opts:
                 out += [
                     f"No option ships in `conf/{g.name}/`"
-                    + (" (your own `conf/local/default.yaml`, git-ignored, overrides everything "
-                       "for your machine)." if g.name == "local" else "."),
+                    + (
+                        " (your own `conf/local/default.yaml`, git-ignored, overrides everything "
+                        "for your machine)."
+                        if g.name == "local"
+                        else "."
+                    ),
                     "",
                 ]
                 continue
             out += ["Options: " + ", ".join(f"`{o.name}`" for o in opts) + ".", ""]
             for o in opts:
-                out += [f"#### `{g.name}={o.name}`" if "/" not in o.name else f"#### `{g.name}/{o.name}`", ""]
+                out += [
+                    f"#### `{g.name}={o.name}`"
+                    if "/" not in o.name
+                    else f"#### `{g.name}/{o.name}`",
+                    "",
+                ]
                 if o.package is not None:
                     out += [f"Package `{o.package}` (sets keys outside its group).", ""]
                 if o.header:
@@ -185,8 +199,16 @@ def commands_reference() -> str:
     for name, verb in VERBS.items():
         rows = [(name, verb)] + [(f"{name} {sub}", v) for sub, v in verb.subverbs.items()]
         for full, v in rows:
-            out += [f"## `situate {full}`", "", "```", f"situate {full} {v.usage}".rstrip(), "```",
-                    "", v.help[0].upper() + v.help[1:] + ".", ""]
+            out += [
+                f"## `situate {full}`",
+                "",
+                "```",
+                f"situate {full} {v.usage}".rstrip(),
+                "```",
+                "",
+                v.help[0].upper() + v.help[1:] + ".",
+                "",
+            ]
             if v.examples:
                 out += ["```bash", *v.examples, "```", ""]
             out += [f"Module: `{v.module}`.", ""]
@@ -208,8 +230,15 @@ def stages_reference() -> str:
     for g in GROUPS:
         if g.protocol:
             module, _, name = g.protocol.partition(":")
-            out += [f"## `{g.name}`: `{name}`", "", f"::: {module}.{name}",
-                    "    options:", "      heading_level: 3", "      show_root_heading: false", ""]
+            out += [
+                f"## `{g.name}`: `{name}`",
+                "",
+                f"::: {module}.{name}",
+                "    options:",
+                "      heading_level: 3",
+                "      show_root_heading: false",
+                "",
+            ]
     return "\n".join(out)
 
 
