@@ -79,8 +79,8 @@ docs-serve: install ## Serve the documentation site at http://127.0.0.1:8000, re
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
 
 lint: install ## ruff lint and format check
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks docs/hooks
+	$(BIN)/ruff format --check src tests benchmarks docs/hooks
 
 format: install ## ruff format and autofix
 	$(BIN)/ruff format src tests

@@ -446,6 +446,17 @@ def test_every_page_is_in_the_navigation_and_every_entry_exists() -> None:
     assert len(in_nav) == len(set(in_nav))
 
 
+def test_the_readme_is_short_and_holds_the_results_block_the_quickstart_includes() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 200
+    block = readme.split("<!-- --8<-- [start:results] -->", 1)[1].split(
+        "<!-- --8<-- [end:results] -->"
+    )[0]
+    assert "## Results (quickstart, `make run`)" in block and "### Anthropic's table" in block
+    quickstart = (DOCS / "quickstart.md").read_text(encoding="utf-8")
+    assert '--8<-- "README.md:results"' in quickstart  # one copy of the figures
+
+
 def test_reference_lists_every_option_of_every_config_group() -> None:
     from situate.stages import BY_NAME
 
@@ -486,5 +497,7 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
         html = "index.html" if page.endswith("index.md") else "index.html"
         built = site / page.removesuffix(".md").removesuffix("index") / html
         assert built.is_file(), f"{page} was not built"
+    quickstart = (site / "quickstart" / "index.html").read_text(encoding="utf-8")
+    assert "replicated offline" in quickstart and "--8&lt;--" not in quickstart  # README's block
     api = (site / "reference" / "api" / "index.html").read_text(encoding="utf-8")
     assert "situate.api.run" in api or 'id="situate.api.run"' in api
