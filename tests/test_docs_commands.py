@@ -470,7 +470,8 @@ def test_reference_lists_every_option_of_every_config_group() -> None:
         assert f"### `{group}`" in page, group
         for path in sorted((CONF / group).rglob("*.yaml")):
             name = path.relative_to(CONF / group).with_suffix("").as_posix()
-            heading = f"#### `{group}={name}`" if "/" not in name else f"#### `{group}/{name}`"
+            sub, _, leaf = name.rpartition("/")
+            heading = f"#### `{group}/{sub}={leaf}`" if sub else f"#### `{group}={name}`"
             assert heading in page, f"the reference lacks {group}={name}"
             section = page.split(heading, 1)[1].split("\n#", 1)[0]
             data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}

@@ -108,6 +108,12 @@ def options(group: str) -> list[Option]:
     )
 
 
+def option_override(group: str, name: str) -> str:
+    """How a command line chooses the option: ``group=name``; nested, ``group/sub=name``."""
+    sub, _, leaf = name.rpartition("/")
+    return f"{group}/{sub}={leaf}" if sub else f"{group}={name}"
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -164,16 +170,11 @@ def config_reference() -> str:
                 continue
             out += ["Options: " + ", ".join(f"`{o.name}`" for o in opts) + ".", ""]
             for o in opts:
-                out += [
-                    f"#### `{g.name}={o.name}`"
-                    if "/" not in o.name
-                    else f"#### `{g.name}/{o.name}`",
-                    "",
-                ]
+                out += [f"#### `{option_override(g.name, o.name)}`", ""]
                 if o.package is not None:
                     out += [f"Package `{o.package}` (sets keys outside its group).", ""]
-                if o.header:
-                    out += [o.header, ""]
+                if o.header:  # a comment that opens like a list item is text, not a list
+                    out += [re.sub(r"^([+*-] |\d+\. )", r"\\\1", o.header), ""]
                 if o.keys:
                     out += ["| key | default | what it is |", "|---|---|---|"]
                     out += [
