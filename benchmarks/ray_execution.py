@@ -16,7 +16,7 @@ Ray is started once before the timed runs (``ray_start_seconds``); the first Ray
 stage also starts the worker processes and their imports (``cold``), the second reuses them
 (``warm``). Chunks per second are the stage's wall time over the chunks it wrote.
 
-Writes outputs/bench/ray_execution.json and prints the table of the README's "When the corpus
+Writes outputs/bench/ray_execution.json and prints the table of docs/scale.md's "When the corpus
 outgrows one machine".
 """
 

@@ -189,7 +189,7 @@ DATA_CASES = [
         ["dataset=folder", "chunker=markdown", "context=none"],
         rf"error: {p('folder_no_qa_json/qa.json')}: no questions file, and `situate run` scores "
         r'retrieval against questions; write it \(a JSON list of \{"q": \.\.\., "gold": '
-        r'\[\.\.\.\], "id": \.\.\.\}: README, "Your own documents"\), write questions\.txt \(one '
+        r'\[\.\.\.\], "id": \.\.\.\}: docs/own-documents\.md\), write questions\.txt \(one '
         r"question per line, no gold\) or set dataset\.qa=<file>, "
         r"or build the indexes only with `situate index` \(same overrides\) and query them with "
         r"`situate search`",

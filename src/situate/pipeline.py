@@ -377,7 +377,7 @@ def no_questions(path: Path | None, corpus_name: str = "") -> SituateError:
         what = (
             f"{path}: {'no questions in it' if path.is_file() else 'no questions file'}, and "
             '`situate run` scores retrieval against questions; write it (a JSON list of {"q": '
-            '..., "gold": [...], "id": ...}: README, "Your own documents"), write questions.txt '
+            '..., "gold": [...], "id": ...}: docs/own-documents.md), write questions.txt '
             "(one question per line, no gold) or set dataset.qa=<file>"
         )
     else:

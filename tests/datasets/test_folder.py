@@ -330,16 +330,18 @@ def test_duplicate_question_ids(root: Path) -> None:
     assert "question 1: duplicate question id 'q1' (question 0 has it too)" in load_error(root)
 
 
-# ---------------------------------------------------------------- the README's qa.json
+# ---------------------------------------------------------------- the docs' qa.json
 
 SETUP = "# Setup\n\nInstall the CLI with pip install situate.\n\n## Proxies\n\nBehind a proxy, set HTTPS_PROXY first.\n"
 # chunk 0: "# Setup ... situate." = 0..50; chunk 1: "## Proxies ... first." = 52..102; HTTPS_PROXY = 84..95
 SERVER = "# Server\n\nThe server listens on port 8765 by default.\n"  # "port 8765" = 32..41
 
 
-def readme_qa_example() -> str:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Your own documents (`dataset=folder`)", 1)[1]
+def docs_qa_example() -> str:
+    page = Path(__file__).resolve().parents[2] / "docs" / "own-documents.md"
+    section = page.read_text(encoding="utf-8").split(
+        "## A folder of documents (`dataset=folder`)", 1
+    )[1]
     return section.split("```json\n", 1)[1].split("```", 1)[0]
 
 
@@ -348,7 +350,7 @@ def test_the_readme_qa_json_example_loads_as_documented(tmp_path: Path) -> None:
     (root / "guide").mkdir(parents=True)
     (root / "guide" / "setup.md").write_text(SETUP, encoding="utf-8")
     (root / "guide" / "server.md").write_text(SERVER, encoding="utf-8")
-    (root / "qa.json").write_text(readme_qa_example(), encoding="utf-8")
+    (root / "qa.json").write_text(docs_qa_example(), encoding="utf-8")
     questions = FolderLoader(str(root)).load().questions
     assert [q.qid for q in questions] == ["install", "port", "q2", "q3"]  # q<position> by default
     assert [q.gold for q in questions] == [
@@ -378,5 +380,5 @@ def test_qa_records_in_a_jsonl_file(root: Path, tmp_path: Path) -> None:
     assert load_error(root, qa=str(qa)) == (
         f'{qa}:1: a qa.json record ({{"q": ..., "gold": [...]}}), but a .jsonl questions file is '
         "read as `situate questions generate` writes it; put the records in one JSON list in a "
-        '.json file (README, "Your own documents")'
+        ".json file (docs/own-documents.md)"
     )

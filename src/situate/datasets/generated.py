@@ -129,7 +129,7 @@ class GeneratedQuestion:
             raise SituateError(
                 f'{where}: a qa.json record ({{"q": ..., "gold": [...]}}), but a .jsonl '
                 "questions file is read as `situate questions generate` writes it; put the "
-                'records in one JSON list in a .json file (README, "Your own documents")'
+                "records in one JSON list in a .json file (docs/own-documents.md)"
             )
         try:
             fields = dict(record)
