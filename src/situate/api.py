@@ -92,10 +92,11 @@ def run(overrides: Sequence[str] = ()) -> Result:
     from situate.app import Job, run_job
     from situate.config import check_overrides, compose
     from situate.errors import SituateExit
+    from situate.preflight import stages_of_run
 
     overrides = list(overrides)
     check_overrides(overrides)
-    cfg = compose(overrides, with_hydra=True)
+    cfg = compose(overrides, with_hydra=True, uses=stages_of_run)
     folder = first = Path(str(cfg.hydra.run.dir))
     n = 0
     while folder.exists():  # runs in a loop can start within one second: one folder each

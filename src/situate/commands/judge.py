@@ -36,12 +36,15 @@ class Judging:
     reports: Path  # outputs/reports/<study>
 
 
-def prepare(overrides: list[str], all_runs: bool = False) -> Judging:
+def prepare(overrides: list[str], all_runs: bool = False, paying: bool = True) -> Judging:
+    """The study, its arms, the judge and the pool; ``paying`` (not an estimate): the judge's
+    key is checked before the study is read."""
     from situate.commands.report import study_of
     from situate.config import compose, instantiate_stage
     from situate.judging.pool import build_pool, load_arms
+    from situate.preflight import with_its_llm
 
-    cfg = compose(overrides)
+    cfg = compose(overrides, uses=with_its_llm("judge") if paying else ("judge",))
     judge = instantiate_stage(cfg, "judge")
     study = study_of(cfg, all_runs=all_runs)
     arms = load_arms(study)
@@ -172,7 +175,7 @@ def estimate_main(args: list[str]) -> int:
 
     from situate.judging.report import estimate_lines
 
-    j = prepare(ns.overrides, ns.all_runs)
+    j = prepare(ns.overrides, ns.all_runs, paying=False)
     judges = [j.judge]
     for option in filter(None, (o.strip() for o in ns.llms.split(","))):
         judge = judge_with(ns.overrides, option)

@@ -31,12 +31,15 @@ def output_path(cfg, corpus_name: str, out: str | None) -> Path:
     return Path(str(cfg.output_dir)) / "questions" / corpus_name / QUESTIONS_FILE
 
 
-def prepare(overrides: list[str]):
-    """The composed config, the corpus, the generator and the requests (nothing is paid)."""
+def prepare(overrides: list[str], paying: bool = True):
+    """The composed config, the corpus, the generator and the requests (nothing is paid);
+    ``paying`` (not an estimate): the generator's key is checked before the corpus is read."""
     from situate.config import compose, instantiate_stage
+    from situate.preflight import with_its_llm
     from situate.questions.generate import build_requests
 
-    cfg = compose(overrides)
+    groups = ("dataset", "question_generator")
+    cfg = compose(overrides, uses=with_its_llm(*groups) if paying else groups)
     q = cfg.questions
     corpus = instantiate_stage(cfg, "dataset").load()
     if not corpus.documents:
@@ -136,7 +139,7 @@ def estimate_main(args: list[str]) -> int:
     from situate.console import console
     from situate.money.estimate import render
 
-    _, corpus, generator, requests = prepare(ns.overrides)
+    _, corpus, generator, requests = prepare(ns.overrides, paying=False)
     result, stored = estimate(generator, requests, ns.counter)
     if result is None:
         console().print(

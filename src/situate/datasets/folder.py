@@ -135,6 +135,26 @@ class FolderLoader:
             )
         self.quote_threshold = quote_threshold
 
+    @staticmethod
+    def ships_chunks(params: Mapping[str, Any]) -> bool:
+        """A folder of one's own documents ships no chunks: a chunker cuts them."""
+        return False
+
+    @classmethod
+    def preflight(cls, params: Mapping[str, Any], run: object) -> None:
+        """The folder exists (and ``qa`` where set); no document is read."""
+        cls._root(params["path"])
+        if params.get("qa") is not None:
+            existing_path(params["qa"], "questions file", "set dataset.qa=<path to qa.json>")
+
+    @staticmethod
+    def _root(path: str) -> Path:
+        fix = "set dataset.path=<folder of documents>"
+        root = existing_path(path, "dataset folder", fix)
+        if not root.is_dir():
+            raise SituateError(f"{root}: not a folder; {fix}")
+        return root
+
     def load(self) -> Corpus:
         """Read the documents and the questions.
 
@@ -145,10 +165,7 @@ class FolderLoader:
             ``notes``: ``files_skipped``, ``empty_pages``, how many documents each title rule
             named (``titles_from_cover``, ...) and how many quotes each rule matched.
         """
-        fix = "set dataset.path=<folder of documents>"
-        root = existing_path(self.path, "dataset folder", fix)
-        if not root.is_dir():
-            raise SituateError(f"{root}: not a folder; {fix}")
+        root = self._root(self.path)
         qa_path = self._qa_path(root)
         read = self._read(root, qa_path)
         documents = read.documents
