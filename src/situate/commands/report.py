@@ -48,7 +48,7 @@ def main(args: list[str]) -> int:
     from situate.report.compare import compare_study
     from situate.report.render import write_report
 
-    cfg = compose(ns.overrides)
+    cfg = compose(ns.overrides, mandatory=False)  # a study is read, no stage built
     data = study_of(cfg, all_runs=ns.all_runs)
     headline = OmegaConf.select(cfg, "report.headline")
     sc = compare_study(data, permutations=ns.permutations, seed=ns.seed, headline=headline)

@@ -194,6 +194,13 @@ class FolderLoader:
         log.info("%s: %s", root, titles.summary(read.title_sources()))
         for d in read.documents:
             log.debug("%s: title %r (rule: %s)", d.doc_id, d.title, d.title_source)
+        copies = identical_texts(read.documents)
+        if copies:
+            log.warning(
+                "%s: files with identical parsed text (copies?): %s; a quote in one is found in "
+                "each, and each is retrieved as its own document",
+                root, "; ".join(" = ".join(ids) for ids in copies),
+            )  # fmt: skip
         return read
 
     def questions_file(self) -> Path:
@@ -212,6 +219,17 @@ class FolderLoader:
             return existing_path(self.qa, "questions file", "set dataset.qa=<path to qa.json>")
         found = self.questions_file()
         return found if found.is_file() else None
+
+
+def identical_texts(documents: list[Document]) -> list[list[str]]:
+    """The ids of documents whose parsed text is the same (by its SHA-256), in groups of two or
+    more, each in path order."""
+    import hashlib
+
+    groups: dict[str, list[str]] = {}
+    for d in documents:
+        groups.setdefault(hashlib.sha256(d.text.encode()).hexdigest(), []).append(d.doc_id)
+    return [ids for ids in groups.values() if len(ids) > 1]
 
 
 def questions_from_lines(path: Path) -> list[Question]:
