@@ -127,7 +127,8 @@ def run(overrides: Sequence[str] = ()) -> Result:
 def sweep(overrides: Sequence[str] = (), quiet: bool = True) -> pd.DataFrame:
     """``situate run -m OVERRIDES`` (a grid, a preset such as ``experiment=fusion_ablation``, or
     Optuna's ``experiment=tune_fusion``): one row per job with its overrides, metrics, MLflow run
-    id, error (a failed job is a row, not an exception) and folder (for
+    id, error (a failed job is a row, not an exception), skipped (``needs ...``: a job whose
+    optional part, e.g. a cross-encoder folder, is not installed) and folder (for
     :meth:`Result.from_folder`). ``attrs["selection"]`` holds what the results table says about
     the best job (picked on dev, reported on test, with a split); ``attrs["sweep_dir"]`` the
     sweep's folder. ``quiet=False`` prints the CLI's output."""
@@ -162,6 +163,7 @@ def sweep(overrides: Sequence[str] = (), quiet: bool = True) -> pd.DataFrame:
                 **(row.get("metrics") or {}),
                 "run_id": row.get("run_id"),
                 "error": row.get("error"),
+                "skipped": row.get("skipped"),  # "needs ...": what was not installed
                 "folder": str(f.parent),
             }
         )

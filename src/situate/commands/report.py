@@ -113,7 +113,8 @@ def _summary(sc, html: Path, md: Path) -> None:
     for run in study.runs:
         s = sc.summary_of(run)
         if s is None:
-            table.add_row(run.label, "failed", "", "", (run.error or "")[:120])
+            what = "skipped" if run.status == "SKIPPED" else "failed"  # skipped: needs ...
+            table.add_row(run.label, what, "", "", (run.error or "")[:120])
             continue
         v = versus.get(run.run_id)
         if run is study.baseline:
