@@ -229,3 +229,21 @@ def test_the_results_table_shows_a_skipped_job_and_the_report_names_it(tmp_path)
         ("baseline", "FINISHED", None),
         ("contextual_reranked", "SKIPPED", "needs a cross-encoder model folder"),
     ]
+
+
+def test_the_judge_without_its_key_is_refused_before_the_study_is_read(
+    tmp_path, monkeypatch, capsys
+):
+    import situate.report.collect
+
+    def load_study(*args, **kwargs):
+        raise AssertionError("the study was read before the missing key was said")
+
+    monkeypatch.setattr(situate.report.collect, "load_study", load_study)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    args = ["experiment=cookbook_replication", "llm=claude_haiku_4_5", f"output_dir={tmp_path}"]
+    assert cli.main(["judge", *args]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: llm=claude_haiku_4_5 needs its API key: set ANTHROPIC_API_KEY (the key is read "
+        "from the environment only)"
+    )

@@ -92,7 +92,7 @@ def main(args: list[str]) -> int:
     from situate.evaluation.trec import read_qrels
     from situate.judging.report import score_and_write
 
-    j = prepare(ns.overrides, ns.all_runs)
+    j = prepare(ns.overrides, ns.all_runs, paying=not ns.sample_only)  # a sample pays nothing
     by_hand = _by_hand(j, read_qrels(ns.qrels), ns.qrels) if ns.qrels else {}
     pairs = [p for p in j.pool.all_pairs() if (p.qid, p.text) not in by_hand]
     if ns.sample_only:
