@@ -466,16 +466,17 @@ def test_the_default_context_on_another_dataset_names_the_real_fix(tmp_path, coo
     folder = ["dataset=folder", f"dataset.path={notes}"]
     assert_error(
         run(tmp_path, *folder),
-        r"error: folder: this dataset ships no chunks of its own; use chunker=markdown or "
+        r"error: chunker=prechunked: dataset=folder ships no chunks of its own; use "
+        r"chunker=markdown or "
         r"chunker=fixed, with context=none or context=heading_path \(context=replay, the default, "
         r"only fits the chunks its contexts were recorded for\)",
     )
     assert_error(
         run(tmp_path, *folder, "chunker=markdown"),
-        rf"error: {re.escape(str(cookbook_dir))}/recorded_contexts\.json: contexts were recorded "
-        r"for chunker=prechunked, but chunk glaciers\.md#0 comes from chunker=markdown; use "
-        r"context=none or context=heading_path with chunker=markdown \(or context=llm to write "
-        r"contexts for these chunks\)",
+        rf"error: context=replay: the contexts of {re.escape(str(cookbook_dir))}/recorded_contexts"
+        r"\.json were recorded for chunker=prechunked, not chunker=markdown; use context=none or "
+        r"context=heading_path with chunker=markdown \(or context=llm to write contexts for these "
+        r"chunks\)",
     )
     proc = run(tmp_path, *folder, "chunker=markdown", "context=heading_path")
     assert proc.returncode == 0, proc.stderr
@@ -636,7 +637,8 @@ def test_missing_api_key_names_the_variable(tmp_path):
     proc = run(tmp_path, *NOTES, f"dataset.path={notes}", "context=none", "embedder=openai_small")
     assert_error(
         proc,
-        r"error: embedder=openai: set OPENAI_API_KEY \(the key is read from the environment only\)",
+        r"error: embedder=openai_small needs its API key: set OPENAI_API_KEY \(the key is read "
+        r"from the environment only\)",
     )
 
 
@@ -668,8 +670,8 @@ def test_a_document_larger_than_the_window_without_a_key(tmp_path):
     )  # fmt: skip
     assert_error(
         proc,
-        r"error: llm=claude-haiku-5-5: set ANTHROPIC_API_KEY \(the key is read from the "
-        r"environment only\)",
+        r"error: llm=claude_haiku_5_5 needs its API key: set ANTHROPIC_API_KEY \(the key is read "
+        r"from the environment only\)",
     )
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from hydra.utils import instantiate
+from omegaconf import OmegaConf
 
 from conftest import options
 from situate.config import compose
@@ -129,7 +130,10 @@ def test_option_composes_and_instantiates(group: str, option: str, tmp_path: Pat
 
 @pytest.mark.parametrize("experiment", options("experiment"))
 def test_experiment_presets_compose(experiment: str, tmp_path: Path):
-    cfg = compose([f"experiment={experiment}", f"output_dir={tmp_path}"])
+    overrides = [f"experiment={experiment}", f"output_dir={tmp_path}"]
+    if OmegaConf.is_missing(compose(overrides, mandatory=False).dataset, "path"):
+        overrides.append(f"dataset.path={tmp_path}")  # own_documents: the user's folder
+    cfg = compose(overrides)
     assert cfg.study
     for group in STAGE_GROUPS:
         instantiate(cfg[group]) if group not in ("dataset", *NESTED) else None

@@ -8,6 +8,7 @@ from math import prod
 from pathlib import Path
 
 import pytest
+from omegaconf import OmegaConf
 
 from conftest import options, run_cli
 from situate.config import compose
@@ -19,13 +20,28 @@ EMULATOR_KEY = "emulator-key-test-experiments"
 SLICE = ["dataset.max_documents=2"]
 # what a preset needs beyond SLICE to run here, offline and in a few minutes
 OFFLINE = {
+    "own_documents": [],  # a small folder of its own (FolderLoader takes no max_documents)
     "chunker_sweep": ["dataset.max_documents=1"],  # COVID-QA papers run to thousands of words
     "tune_fusion": ["hydra.sweeper.n_trials=2"],  # an adaptive search: two trials show it runs
 }
 
 
 # the fixture that finds (or skips for want of) each data set a preset may run on
-DATA = {"cookbook": "cookbook_dir", "covid_qa": "covid_qa_file"}
+DATA = {"cookbook": "cookbook_dir", "covid_qa": "covid_qa_file", "folder": "documents_folder"}
+
+
+@pytest.fixture
+def documents_folder(tmp_path: Path) -> Path:
+    """A folder of one's own: four Markdown files, a question on each (experiment=own_documents)."""
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    questions = []
+    for n, topic in enumerate(("glaciers", "volcanoes", "deserts", "reefs")):
+        body = " ".join(f"{topic} fact {i} is about the {topic} of region {n}." for i in range(30))
+        (folder / f"{topic}.md").write_text(f"# {topic.title()}\n\n{body}\n")
+        questions.append({"q": f"What is fact 3 about {topic}?", "gold": [f"{topic}.md#0"]})
+    (folder / "qa.json").write_text(json.dumps(questions))
+    return folder
 
 
 def expected_jobs(overrides: list[str]) -> int:
@@ -40,13 +56,16 @@ def expected_jobs(overrides: list[str]) -> int:
 def test_every_preset_runs_on_a_slice(
     experiment: str, tiny_cross_encoder: Path, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    dataset = compose([f"experiment={experiment}"], with_hydra=True).hydra.runtime.choices.dataset
-    request.getfixturevalue(DATA[dataset])
+    composed = compose([f"experiment={experiment}"], with_hydra=True, mandatory=False)
+    found = request.getfixturevalue(DATA[composed.hydra.runtime.choices.dataset])
+    # a preset for the user's own folder leaves dataset.path to the command line
+    path = [f"dataset.path={found}"] if OmegaConf.is_missing(composed.dataset, "path") else []
     # presets with LLM contexts write them through the local Anthropic emulator; arms with a
     # cross-encoder rerank with a tiny random one (SITUATE_RERANKER_PATH)
     with AnthropicEmulator(api_key=EMULATOR_KEY, ttft=0.0) as emu:
         overrides = [
-            f"experiment={experiment}", *OFFLINE.get(experiment, SLICE), f"llm.base_url={emu.url}",
+            f"experiment={experiment}", *path, *OFFLINE.get(experiment, SLICE),
+            f"llm.base_url={emu.url}",
             "tracking=none", f"output_dir={tmp_path}",
         ]  # fmt: skip
         proc = run_cli(

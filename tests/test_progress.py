@@ -59,6 +59,11 @@ def test_a_bar_shows_its_label_and_final_count(capsys) -> None:
     assert "3/3" in err
 
 
+def test_a_sparse_only_search_says_nothing_is_embedded() -> None:
+    assert queries_label(129, embeds=False) == "searching 129 questions"
+    assert queries_label(129) == "embedding + searching 129 questions"
+
+
 def test_the_batched_questions_bar_counts_the_questions_after_the_timed_ones() -> None:
     # 74 questions, the first 50 timed one at a time: 24 go in batches, 23 distinct texts
     queries = [f"q{i}" for i in range(73)] + ["q60"]

@@ -165,3 +165,22 @@ def test_a_run_without_gold_shows_no_gold_not_zeros() -> None:
     text = render(results_table([no_gold, row("contextual_bm25", 1)]), 200)
     line = next(x for x in text.splitlines() if "baseline" in x)
     assert line.count("no gold") == 7 and "0.0" not in line  # Pass@3 ks, Recall@3 ks, MRR
+
+
+def test_the_parameters_column_holds_only_what_is_not_a_column() -> None:
+    rows = [row("baseline", i) for i in range(4)]
+    for r, (context, sparse, k) in zip(
+        rows, [("none", "bm25s", 12), ("heading_path", "bm25s", 12), ("none", "pyserini", 80),
+               ("none", "pyserini", 12)], strict=True
+    ):  # fmt: skip
+        r["choices"].update(context=context, sparse=sparse)
+        r["overrides"] = [f"context={context}", f"sparse={sparse}", f"fusion.k={k}"]
+    rows[0]["choices"]["context"] = rows[3]["choices"]["context"] = "none"
+    groups = telling_groups(rows)
+    assert groups == ["context", "sparse"]
+    assert telling_overrides(rows, groups) == [
+        "fusion.k=12",
+        "fusion.k=12",
+        "fusion.k=80",
+        "fusion.k=12",
+    ]

@@ -92,10 +92,11 @@ def run(overrides: Sequence[str] = ()) -> Result:
     from situate.app import Job, run_job
     from situate.config import check_overrides, compose
     from situate.errors import SituateExit
+    from situate.preflight import stages_of_run
 
     overrides = list(overrides)
     check_overrides(overrides)
-    cfg = compose(overrides, with_hydra=True)
+    cfg = compose(overrides, with_hydra=True, uses=stages_of_run)
     folder = first = Path(str(cfg.hydra.run.dir))
     n = 0
     while folder.exists():  # runs in a loop can start within one second: one folder each
@@ -126,7 +127,8 @@ def run(overrides: Sequence[str] = ()) -> Result:
 def sweep(overrides: Sequence[str] = (), quiet: bool = True) -> pd.DataFrame:
     """``situate run -m OVERRIDES`` (a grid, a preset such as ``experiment=fusion_ablation``, or
     Optuna's ``experiment=tune_fusion``): one row per job with its overrides, metrics, MLflow run
-    id, error (a failed job is a row, not an exception) and folder (for
+    id, error (a failed job is a row, not an exception), skipped (``needs ...``: a job whose
+    optional part, e.g. a cross-encoder folder, is not installed) and folder (for
     :meth:`Result.from_folder`). ``attrs["selection"]`` holds what the results table says about
     the best job (picked on dev, reported on test, with a split); ``attrs["sweep_dir"]`` the
     sweep's folder. ``quiet=False`` prints the CLI's output."""
@@ -161,6 +163,7 @@ def sweep(overrides: Sequence[str] = (), quiet: bool = True) -> pd.DataFrame:
                 **(row.get("metrics") or {}),
                 "run_id": row.get("run_id"),
                 "error": row.get("error"),
+                "skipped": row.get("skipped"),  # "needs ...": what was not installed
                 "folder": str(f.parent),
             }
         )

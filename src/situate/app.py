@@ -18,9 +18,10 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from situate.config import CONF_DIR, instantiate_stage
-from situate.errors import SituateError, SituateExit
+from situate.errors import SituateError, SituateExit, Unavailable
 from situate.evaluation.trec import write_trec_files
 from situate.pipeline import Pipeline, RunResult
+from situate.preflight import check_stages, stages_of_run
 from situate.records import Chunk, Corpus
 from situate.stages import CHOICE_GROUPS, COMMAND_GROUPS, LLM_GROUPS, PIPELINE_STAGES
 from situate.store import atomic_write_bytes, atomic_write_text, content_hash
@@ -235,6 +236,7 @@ def run_job(cfg: DictConfig, job: Job) -> dict:
     }
     name = run_name(overrides) or " ".join(f"{g}={choices[g]}" for g in ("context", "fusion"))
     try:
+        check_stages(cfg, stages_of_run(cfg), job.choices)  # before a document is read
         parent = parent_run_id(job.sweep_dir) if job.sweep_dir is not None else None
         pipeline = build_pipeline(cfg)  # a bad parameter stops here, before a run is opened
         tags.update(pipeline.endpoints())  # an emulator's run says so on its page
@@ -253,6 +255,13 @@ def run_job(cfg: DictConfig, job: Job) -> dict:
                 for name_ in ("per_question.csv", "config.yaml"):
                     atomic_write_bytes(job.output_dir / name_, (Path(tmp) / name_).read_bytes())
         row["metrics"] = result.metrics
+    except Unavailable as e:  # an optional part not installed: a sweep skips the job
+        if job.sweep_dir is None:
+            raise SituateExit(e) from e
+        row["skipped"] = f"needs {e.needs}"  # not a failure: the sweep runs the others
+        log.warning("skipped: %s", e)
+        atomic_write_text(job.output_dir / RESULT_FILE, json.dumps(row, indent=1))
+        return row
     except SituateError as e:
         row["error"] = str(e)
         atomic_write_text(job.output_dir / RESULT_FILE, json.dumps(row, indent=1))

@@ -39,10 +39,16 @@ def _sweep_values(value: str) -> list[str]:
     return [v.strip() for v in inner.split(",") if v.strip()]
 
 
-def compose(overrides: list[str], with_hydra: bool = False):
+def compose(overrides: list[str], with_hydra: bool = False, uses=(), mandatory: bool = True):
     """The composed config for ``overrides`` (no run folder, no logging setup), every mandatory
     value set and every ``group.name=value`` of the type its stage takes; ``with_hydra`` keeps
-    Hydra's own node (run folder, choices)."""
+    Hydra's own node (run folder, choices).
+
+    ``uses``: the config groups the verb builds (or a function of the composed config that says
+    them, e.g. ``preflight.stages_of_run``); their options' ``preflight`` checks run here, before
+    any document is parsed or model loaded (:mod:`situate.preflight`). ``mandatory=False``: a
+    verb that builds no stage (the report reads a study) does not need a run's ``???`` values
+    (``experiment=own_documents`` leaves ``dataset.path`` to the command line)."""
     check_overrides(overrides)
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
@@ -58,8 +64,14 @@ def compose(overrides: list[str], with_hydra: bool = False):
             cfg = hydra_compose(config_name="config", overrides=overrides, return_hydra_config=True)
     except (HydraException, OmegaConfBaseException) as e:
         raise config_error(e) from e
-    check_mandatory_values(cfg, cfg.hydra.runtime.choices)
+    if mandatory:
+        check_mandatory_values(cfg, cfg.hydra.runtime.choices)
     check_value_types(cfg, OverridesParser.create().parse_overrides(overrides))
+    groups = uses(cfg) if callable(uses) else uses
+    if groups:
+        from situate.preflight import check_stages
+
+        check_stages(cfg, groups)
     if not with_hydra:
         with read_write(cfg), open_dict(cfg):
             del cfg["hydra"]

@@ -15,6 +15,20 @@ class SituateError(Exception):
         super().__init__(" ".join(message.split()))  # always one line
 
 
+class Unavailable(SituateError):
+    """An optional part a stage needs is not on this machine (a model folder, an API key).
+
+    A single run stops on it like on any ``SituateError``; a sweep skips the job instead
+    (``skipped: needs ...`` in its ``result.json`` and its results table) and runs the others.
+    ``needs`` says what is missing and how to provide it, e.g. ``a cross-encoder model folder
+    (set SITUATE_RERANKER_PATH=/folder)``.
+    """
+
+    def __init__(self, who: str, needs: str) -> None:
+        self.needs = " ".join(needs.split())
+        super().__init__(f"{who} needs {self.needs}")
+
+
 class SituateExit(BaseException):
     """Carries a ``SituateError`` out of a Hydra job to the CLI.
 

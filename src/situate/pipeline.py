@@ -258,7 +258,7 @@ class Pipeline:
         t = time.perf_counter()
         with (
             progress_bar(batched_label(queries, self.evaluator.latency_sample)) as embedded,
-            progress_bar(queries_label(len(queries))) as advance,
+            progress_bar(queries_label(len(queries), "dense" in self.fusion.needs)) as advance,
         ):
             ranked, latency = self.searcher(chunks, contexts).search_all(
                 queries, advance, self.evaluator.latency_sample, embedded
@@ -410,9 +410,10 @@ def batched_label(queries: list[str], sample: int | None) -> str:
     return embedding_label(queries[timed_alone(len(queries), sample) :], "questions in batches")
 
 
-def queries_label(n: int) -> str:
-    """The bar of the query loop: each question is embedded, searched, fused and reranked."""
-    return f"embedding + searching {n} questions"
+def queries_label(n: int, embeds: bool = True) -> str:
+    """The bar of the query loop: each question is embedded (when a dense index is searched),
+    searched, fused and reranked."""
+    return f"{'embedding + ' if embeds else ''}searching {n} questions"
 
 
 @dataclass

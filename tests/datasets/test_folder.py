@@ -382,3 +382,23 @@ def test_qa_records_in_a_jsonl_file(root: Path, tmp_path: Path) -> None:
         "read as `situate questions generate` writes it; put the records in one JSON list in a "
         ".json file (docs/own-documents.md)"
     )
+
+
+def test_files_with_identical_parsed_text_are_named_in_one_warning(tmp_path: Path, caplog) -> None:
+    text = "# Glaciers\n\nIce moves downhill under its own weight.\n"
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.md").write_text(text)
+    (tmp_path / "sub" / "a copy.md").write_text(text)
+    (tmp_path / "a.txt").write_text("Something else entirely.\n")
+    with caplog.at_level("WARNING", logger="situate"):
+        FolderLoader(str(tmp_path)).load()
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [
+        f"{tmp_path}: files with identical parsed text (copies?): a.md = sub/a copy.md; a quote "
+        "in one is found in each, and each is retrieved as its own document"
+    ]
+    caplog.clear()
+    (tmp_path / "sub" / "a copy.md").write_text(text + "\nOne more line.\n")
+    with caplog.at_level("WARNING", logger="situate"):
+        FolderLoader(str(tmp_path)).load()
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]

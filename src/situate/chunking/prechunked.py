@@ -2,14 +2,37 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
 from situate.errors import SituateError
 from situate.records import Chunk, Corpus
+
+if TYPE_CHECKING:
+    from situate.preflight import RunView
+
+NO_CHUNKS_FIX = (
+    "use chunker=markdown or chunker=fixed, with context=none or context=heading_path "
+    "(context=replay, the default, only fits the chunks its contexts were recorded for)"
+)
 
 
 class PrechunkedChunker:
     """Use the chunks a dataset ships (``Corpus.prechunks``) instead of cutting new ones."""
 
     name = "prechunked"
+
+    @classmethod
+    def preflight(cls, params: Mapping[str, Any], run: RunView) -> None:
+        """Refuse a dataset that ships no chunks (its class says so: ``ships_chunks(params)``)
+        before a document of it is read."""
+        dataset = run.target("dataset")
+        ships = getattr(dataset, "ships_chunks", None)
+        if dataset is not None and (ships is None or not ships(run.params("dataset"))):
+            raise SituateError(
+                f"chunker=prechunked: dataset={run.option('dataset') or dataset.__name__} ships "
+                f"no chunks of its own; {NO_CHUNKS_FIX}"
+            )
 
     def chunk(self, corpus: Corpus) -> list[Chunk]:
         """Return the dataset's own chunks.
@@ -31,8 +54,6 @@ class PrechunkedChunker:
         """
         if not corpus.prechunks:
             raise SituateError(
-                f"{corpus.name}: this dataset ships no chunks of its own; use chunker=markdown or "
-                "chunker=fixed, with context=none or context=heading_path (context=replay, the "
-                "default, only fits the chunks its contexts were recorded for)"
+                f"{corpus.name}: this dataset ships no chunks of its own; {NO_CHUNKS_FIX}"
             )
         return list(corpus.prechunks)

@@ -26,7 +26,7 @@ def main(args: list[str]) -> int:
     from situate.config_checks import check_output_folders
     from situate.console import console
 
-    cfg = compose(ns.overrides)
+    cfg = compose(ns.overrides, uses=("dataset", "chunker"))
     check_output_folders(cfg)
     corpus = instantiate(cfg.dataset).load()
     chunks = instantiate(cfg.chunker).chunk(corpus)

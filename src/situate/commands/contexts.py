@@ -27,7 +27,7 @@ def main(args: list[str]) -> int:
 
     from situate.records import Usage
 
-    cfg = compose(ns.overrides)
+    cfg = compose(ns.overrides, uses=("dataset", "chunker", "context"))
     corpus = instantiate(cfg.dataset).load()
     chunks = instantiate(cfg.chunker).chunk(corpus)
     if ns.action == "show":

@@ -32,6 +32,16 @@ Prices: conf/pricing/default.yaml (USD per million tokens, with source and date)
 CORPUS_OPTIONS = ("counter", "output_tokens")
 
 
+def corpus_stages(cfg) -> tuple[str, ...]:
+    """What an estimate builds: the dataset and chunker of a corpus estimate, nothing of a
+    shape's (``estimate=seed_shape``)."""
+    from situate.money.shapes import SHAPE_KEYS
+
+    node = cfg.get("estimate")
+    shape = node is not None and any(k in node for k in SHAPE_KEYS if k not in CORPUS_OPTIONS)
+    return () if shape else ("dataset", "chunker")
+
+
 def main(args: list[str]) -> int:
     if any(a in ("-h", "--help") for a in args):
         print(USAGE)
@@ -50,7 +60,7 @@ def main(args: list[str]) -> int:
     from situate.money.pricing import load_price_book
     from situate.money.shapes import SHAPE_KEYS, Shape
 
-    cfg = compose(args)
+    cfg = compose(args, uses=corpus_stages)
     price = load_price_book(cfg).price(str(cfg.llm.model))
     ttl = cfg.llm.get("cache_ttl") or "5m"
     node = cfg.get("estimate")

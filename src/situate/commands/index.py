@@ -9,8 +9,9 @@ def main(args: list[str]) -> int:
     from situate import saved_index
     from situate.app import build_pipeline
     from situate.config_checks import check_output_folders
+    from situate.preflight import stages_of_index
 
-    cfg = compose(args)
+    cfg = compose(args, uses=stages_of_index)
     check_output_folders(cfg)
     folder, timings = saved_index.build(cfg, build_pipeline(cfg))
     spent = ", ".join(f"{k} {v:.1f}s" for k, v in timings.items())

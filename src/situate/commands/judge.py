@@ -37,12 +37,15 @@ class Judging:
     reports: Path  # outputs/reports/<study>
 
 
-def prepare(overrides: list[str], all_runs: bool = False) -> Judging:
+def prepare(overrides: list[str], all_runs: bool = False, paying: bool = True) -> Judging:
+    """The study, its arms, the judge and the pool; ``paying`` (not an estimate): the judge's
+    key is checked before the study is read."""
     from situate.commands.report import study_of
     from situate.config import compose, instantiate_stage
     from situate.judging.pool import build_pool, load_arms
+    from situate.preflight import with_its_llm
 
-    cfg = compose(overrides)
+    cfg = compose(overrides, uses=with_its_llm("judge") if paying else ("judge",))
     judge = instantiate_stage(cfg, "judge")
     study = study_of(cfg, all_runs=all_runs)
     arms = load_arms(study)
@@ -111,7 +114,7 @@ def main(args: list[str]) -> int:
         )
     if ns.human_labels and not Path(ns.human_labels).is_file():  # before the study is read
         raise SituateError(f"--human-labels {ns.human_labels}: no such file")
-    j = prepare(ns.overrides, ns.all_runs)
+    j = prepare(ns.overrides, ns.all_runs, paying=not ns.sample_only)  # a sample pays nothing
     by_hand = _by_hand(j, read_qrels(ns.qrels), ns.qrels) if ns.qrels else {}
     labels = None
     pairs = j.pool.all_pairs()
@@ -182,7 +185,7 @@ def estimate_main(args: list[str]) -> int:
 
     from situate.judging.report import estimate_lines
 
-    j = prepare(ns.overrides, ns.all_runs)
+    j = prepare(ns.overrides, ns.all_runs, paying=False)
     judges = [j.judge]
     for option in filter(None, (o.strip() for o in ns.llms.split(","))):
         judge = judge_with(ns.overrides, option)

@@ -39,13 +39,16 @@ def difficulty_settings(cfg) -> dict:
     return dict(OmegaConf.to_container(node, resolve=True)) if node is not None else {}
 
 
-def prepare(overrides: list[str]):
-    """The composed config, the corpus, the generator and the requests (nothing is paid)."""
+def prepare(overrides: list[str], paying: bool = True):
+    """The composed config, the corpus, the generator and the requests (nothing is paid);
+    ``paying`` (not an estimate): the generator's key is checked before the corpus is read."""
     from situate.config import compose, instantiate_stage
+    from situate.preflight import with_its_llm
     from situate.questions.difficulty import oversample
     from situate.questions.generate import build_requests
 
-    cfg = compose(overrides)
+    groups = ("dataset", "question_generator")
+    cfg = compose(overrides, uses=with_its_llm(*groups) if paying else groups)
     q = cfg.questions
     factor = oversample(difficulty_settings(cfg))  # checked before anything is parsed
     corpus = instantiate_stage(cfg, "dataset").load()
@@ -220,7 +223,7 @@ def estimate_main(args: list[str]) -> int:
     from situate.console import console
     from situate.money.estimate import render
 
-    _, corpus, generator, requests = prepare(ns.overrides)
+    _, corpus, generator, requests = prepare(ns.overrides, paying=False)
     result, stored = estimate(generator, requests, ns.counter)
     if result is None:
         console().print(

@@ -48,7 +48,7 @@ def main(args: list[str]) -> int:
     from situate.report.render import write_report
     from situate.study.compare import compare_study
 
-    cfg = compose(ns.overrides)
+    cfg = compose(ns.overrides, mandatory=False)  # a study is read, no stage built
     data = study_of(cfg, all_runs=ns.all_runs)
     headline = OmegaConf.select(cfg, "report.headline")
     sc = compare_study(data, permutations=ns.permutations, seed=ns.seed, headline=headline)
@@ -113,7 +113,8 @@ def _summary(sc, html: Path, md: Path) -> None:
     for run in study.runs:
         s = sc.summary_of(run)
         if s is None:
-            table.add_row(run.label, "failed", "", "", (run.error or "")[:120])
+            what = "skipped" if run.status == "SKIPPED" else "failed"  # skipped: needs ...
+            table.add_row(run.label, what, "", "", (run.error or "")[:120])
             continue
         v = versus.get(run.run_id)
         if run is study.baseline:

@@ -30,6 +30,13 @@ def sweep_exit_code() -> int:
     from situate.study.results_table import SWEEP_OUTCOME
 
     failed, jobs = SWEEP_OUTCOME["failed"], SWEEP_OUTCOME["jobs"]
+    skipped = SWEEP_OUTCOME.get("skipped", 0)
+    if skipped:
+        print(
+            f"situate: {skipped} of {jobs} jobs of the sweep skipped: they need what is not "
+            "installed (the table above says what); the others ran",
+            file=sys.stderr,
+        )
     if not failed:
         return 0
     print(
@@ -38,6 +45,69 @@ def sweep_exit_code() -> int:
         file=sys.stderr,
     )
     return 1
+
+
+MAX_JOBS_CHECKED = 16  # a larger grid's jobs are checked each by itself when it starts (run_job)
+
+
+def sweep_jobs(cfg, overrides: list[str]) -> list[tuple[list[str], str]] | None:
+    """The overrides of each job of the sweep and the swept values that name it, as Hydra's basic sweeper enumerates them (the
+    preset's ``hydra.sweeper.params``, then the command line's, which win), or None when the
+    grid cannot be listed here (``glob``, ``interval``, an Optuna search) or is larger than
+    ``MAX_JOBS_CHECKED``."""
+    import itertools
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    if "basic" not in str(cfg.hydra.sweeper.get("_target_", "")).lower():
+        return None
+    by_key = {str(k): f"{k}={v}" for k, v in (cfg.hydra.sweeper.get("params") or {}).items()}
+    by_key.update((o.partition("=")[0], o) for o in overrides if "=" in o)
+    try:
+        parsed = OverridesParser.create().parse_overrides(list(by_key.values()))
+        axes = [
+            [(f"{o.get_key_element()}={v}", True) for v in o.sweep_string_iterator()]
+            if o.is_sweep_override()
+            else [(o.input_line, False)]
+            for o in parsed
+        ]
+    except (HydraException, TypeError, ValueError):
+        return None
+    size = 1
+    for axis in axes:
+        size *= len(axis)
+    if size > MAX_JOBS_CHECKED:
+        return None
+    return [
+        ([o for o, _ in job], " ".join(o for o, swept in job if swept))
+        for job in itertools.product(*axes)
+    ]
+
+
+def check_sweep_jobs(cfg, overrides: list[str]) -> None:
+    """Compose every job of the sweep and check what its stages need (``situate.preflight``): a
+    config mistake in any job stops the sweep before it starts; a job that needs what is not
+    installed (``Unavailable``) is listed in one line as skipped, and skipped when it runs."""
+    from situate.errors import SituateError, Unavailable
+    from situate.preflight import skipped_line, stages_of_run
+
+    jobs = sweep_jobs(cfg, overrides)
+    if not jobs:
+        return
+    skipped: dict[str, Unavailable] = {}
+    for job, swept in jobs:
+        try:
+            compose(job, uses=stages_of_run)
+        except Unavailable as e:
+            skipped[swept] = e
+        except SituateError as e:
+            raise SituateError(f"sweep job {swept}: {e}") from e
+    if skipped and len(skipped) == len(jobs):
+        first = next(iter(skipped.values()))
+        raise SituateError(f"every job of the sweep is skipped: {first}")
+    if skipped:
+        print(f"situate: {skipped_line(skipped)}", file=sys.stderr)
 
 
 def precheck(args: list[str]) -> None:
@@ -53,17 +123,28 @@ def precheck(args: list[str]) -> None:
     parsed, first = first_values(overrides)
     if first is None:
         return
-    cfg = compose(first, with_hydra=True)
+    from hydra.types import RunMode
+
+    from situate.errors import Unavailable
+    from situate.preflight import stages_of_run
+
+    multirun = len(overrides) < len(args)
+    try:
+        cfg = compose(first, with_hydra=True, uses=stages_of_run)
+    except Unavailable:
+        if not multirun:
+            raise
+        cfg = compose(first, with_hydra=True)  # the first job is skipped: the rest are checked
+    multirun = multirun or cfg.hydra.mode == RunMode.MULTIRUN
+    if multirun:
+        check_sweep_jobs(cfg, overrides)
     for o in parsed:
         if o.is_add() or o.is_force_add():
             check_parameter(cfg, o.key_or_group, o.input_line)
-    from hydra.types import RunMode
-
     from situate.config_checks import check_output_folders, check_value_types, check_writable
 
     check_value_types(cfg, parsed)
     check_output_folders(cfg)
-    multirun = len(overrides) < len(args) or cfg.hydra.mode == RunMode.MULTIRUN
     if multirun:
         check_writable("hydra.sweep.dir", cfg.hydra.sweep.dir)
     else:

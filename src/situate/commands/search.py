@@ -23,8 +23,9 @@ def main(args: list[str]) -> int:
     from situate import saved_index
     from situate.app import build_pipeline
     from situate.config_checks import check_output_folders
+    from situate.preflight import stages_of_run
 
-    cfg = compose(ns.overrides)
+    cfg = compose(ns.overrides, uses=stages_of_run)
     check_output_folders(cfg)
     index = saved_index.load(cfg, build_pipeline(cfg), ns.overrides)
     hits, seconds = index.search(ns.query, ns.k)

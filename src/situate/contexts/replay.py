@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from situate.contexts.base import RuleContext
 from situate.datasets.base import existing_path, read_json, read_jsonl, require_fields
 from situate.errors import SituateError
 from situate.records import Chunk, Context, Corpus, Usage
+
+if TYPE_CHECKING:
+    from situate.preflight import RunView
 
 
 class ReplayContext(RuleContext):
@@ -51,6 +55,21 @@ class ReplayContext(RuleContext):
         self.for_chunker = for_chunker
         self.allow_missing = allow_missing
         self.written_by = dict(written_by or {})
+
+    @classmethod
+    def preflight(cls, params: Mapping[str, Any], run: RunView) -> None:
+        """The run's chunker is the one the contexts were recorded for, and the file exists."""
+        for_chunker = params.get("for_chunker", "prechunked")
+        chunker = run.target("chunker")
+        name = getattr(chunker, "name", None)
+        if isinstance(name, str) and name != for_chunker:
+            raise SituateError(
+                f"context=replay: the contexts of {params.get('path')} were recorded for "
+                f"chunker={for_chunker}, not chunker={run.option('chunker') or name}; use "
+                f"context=none or context=heading_path with chunker={run.option('chunker') or name} "
+                "(or context=llm to write contexts for these chunks)"
+            )
+        existing_path(params["path"], "recorded contexts file", "set context.path to the file")
 
     def identity(self) -> dict:
         """The recorded file and how it is joined (``written_by`` only informs the report)."""

@@ -8,7 +8,9 @@ Pass@k stays available), and the dataset's own chunks are offered to the ``prech
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from situate.datasets.base import (
     ShipsQuestions,
@@ -62,12 +64,30 @@ class CookbookLoader(ShipsQuestions):
         self.questions_file = questions_file
         self.max_questions, self.sample, self.seed = max_questions, sample, seed
 
-    def load(self) -> Corpus:
-        folder = existing_path(self.path, "cookbook data folder", FETCH_HINT)
-        chunks_file = existing_path(folder / self.chunks_file, "cookbook chunks", FETCH_HINT)
-        questions_file = existing_path(
-            folder / self.questions_file, "cookbook questions", FETCH_HINT
+    @staticmethod
+    def ships_chunks(params: Mapping[str, Any]) -> bool:
+        """The cookbook's own chunks come with it (``chunker=prechunked``)."""
+        return True
+
+    @classmethod
+    def preflight(cls, params: Mapping[str, Any], run: object) -> None:
+        """The folder and its two files exist (nothing is read)."""
+        cls._files(
+            Path(params["path"]),
+            params.get("chunks_file", "codebase_chunks.json"),
+            params.get("questions_file", "evaluation_set.jsonl"),
         )
+
+    @staticmethod
+    def _files(path: Path, chunks: str, questions: str) -> tuple[Path, Path]:
+        folder = existing_path(path, "cookbook data folder", FETCH_HINT)
+        return (
+            existing_path(folder / chunks, "cookbook chunks", FETCH_HINT),
+            existing_path(folder / questions, "cookbook questions", FETCH_HINT),
+        )
+
+    def load(self) -> Corpus:
+        chunks_file, questions_file = self._files(self.path, self.chunks_file, self.questions_file)
 
         raw_docs = read_json(chunks_file)
         if not isinstance(raw_docs, list):

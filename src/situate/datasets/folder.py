@@ -135,6 +135,26 @@ class FolderLoader:
             )
         self.quote_threshold = quote_threshold
 
+    @staticmethod
+    def ships_chunks(params: Mapping[str, Any]) -> bool:
+        """A folder of one's own documents ships no chunks: a chunker cuts them."""
+        return False
+
+    @classmethod
+    def preflight(cls, params: Mapping[str, Any], run: object) -> None:
+        """The folder exists (and ``qa`` where set); no document is read."""
+        cls._root(params["path"])
+        if params.get("qa") is not None:
+            existing_path(params["qa"], "questions file", "set dataset.qa=<path to qa.json>")
+
+    @staticmethod
+    def _root(path: str) -> Path:
+        fix = "set dataset.path=<folder of documents>"
+        root = existing_path(path, "dataset folder", fix)
+        if not root.is_dir():
+            raise SituateError(f"{root}: not a folder; {fix}")
+        return root
+
     def load(self) -> Corpus:
         """Read the documents and the questions.
 
@@ -145,10 +165,7 @@ class FolderLoader:
             ``notes``: ``files_skipped``, ``empty_pages``, how many documents each title rule
             named (``titles_from_cover``, ...) and how many quotes each rule matched.
         """
-        fix = "set dataset.path=<folder of documents>"
-        root = existing_path(self.path, "dataset folder", fix)
-        if not root.is_dir():
-            raise SituateError(f"{root}: not a folder; {fix}")
+        root = self._root(self.path)
         qa_path = self._qa_path(root)
         read = self._read(root, qa_path)
         documents = read.documents
@@ -177,6 +194,13 @@ class FolderLoader:
         log.info("%s: %s", root, titles.summary(read.title_sources()))
         for d in read.documents:
             log.debug("%s: title %r (rule: %s)", d.doc_id, d.title, d.title_source)
+        copies = identical_texts(read.documents)
+        if copies:
+            log.warning(
+                "%s: files with identical parsed text (copies?): %s; a quote in one is found in "
+                "each, and each is retrieved as its own document",
+                root, "; ".join(" = ".join(ids) for ids in copies),
+            )  # fmt: skip
         return read
 
     def questions_file(self) -> Path:
@@ -195,6 +219,17 @@ class FolderLoader:
             return existing_path(self.qa, "questions file", "set dataset.qa=<path to qa.json>")
         found = self.questions_file()
         return found if found.is_file() else None
+
+
+def identical_texts(documents: list[Document]) -> list[list[str]]:
+    """The ids of documents whose parsed text is the same (by its SHA-256), in groups of two or
+    more, each in path order."""
+    import hashlib
+
+    groups: dict[str, list[str]] = {}
+    for d in documents:
+        groups.setdefault(hashlib.sha256(d.text.encode()).hexdigest(), []).append(d.doc_id)
+    return [ids for ids in groups.values() if len(ids) > 1]
 
 
 def questions_from_lines(path: Path) -> list[Question]:

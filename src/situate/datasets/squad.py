@@ -16,6 +16,7 @@ does not occur there is a one-line :class:`~situate.errors.SituateError`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,16 @@ class SquadLoader(ShipsQuestions):
         self.max_documents = max_documents
         self.sample = sample
         self.seed = seed
+
+    @staticmethod
+    def ships_chunks(params: Mapping[str, Any]) -> bool:
+        """With ``document=article`` its paragraphs are chunks of their article."""
+        return params.get("document", "paragraph") == "article"
+
+    @classmethod
+    def preflight(cls, params: Mapping[str, Any], run: object) -> None:
+        """The SQuAD file exists (nothing is read)."""
+        existing_path(params["path"], "SQuAD-format JSON file", FETCH_FIX)
 
     def load(self) -> Corpus:
         """Read the file and return its documents, answerable questions and repair counts.

@@ -41,7 +41,8 @@ def render_markdown(sc: StudyComparison, ctx: dict | None = None) -> str:
         if r["baseline"] and first[0] != "baseline":
             first = [f"{first[0]} (baseline)", *first[1:]]
         if r["failed"]:
-            rows.append([*first, f"failed: {r['error']}", *[""] * (len(ctx["metrics"]) - 1)])
+            what = "skipped" if r["status"] == "SKIPPED" else "failed"  # skipped: needs ...
+            rows.append([*first, f"{what}: {r['error']}", *[""] * (len(ctx["metrics"]) - 1)])
             continue
         cells = []
         for c in r["cells"]:

@@ -9,15 +9,19 @@ model's own output (for one-label models such as the ms-marco ones, a sigmoid in
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from situate.devices import cpu_threads, torch_device
-from situate.errors import SituateError
+from situate.errors import SituateError, Unavailable
 from situate.money.billing import Unbilled
 from situate.truncation import TokenWindow, model_folder_window
+
+CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L6-v2"  # conf/reranker/cross_encoder.yaml's model
 
 
 class CrossEncoderReranker(Unbilled):
@@ -65,6 +69,25 @@ class CrossEncoderReranker(Unbilled):
         self.device = device
         self.threads = threads
         self._model = None
+
+    @classmethod
+    def preflight(cls, params: Mapping[str, Any], run: object) -> None:
+        """The model is on this machine (a folder, or the name in the local Hugging Face cache):
+        an optional part, so a sweep skips an arm without it (``Unavailable``)."""
+        path, model = params.get("path"), params.get("model")
+        if not path and not model:
+            return  # __init__ says what to set
+        try:
+            cls(model=model, path=path).model_dir()
+        except SituateError:
+            where = f"reranker.path={path} is no folder" if path else f"{model} is not in the "
+            where += "" if path else "local Hugging Face cache"
+            raise Unavailable(
+                "reranker=cross_encoder",
+                f"a cross-encoder model folder ({where}; set SITUATE_RERANKER_PATH=/folder or "
+                f"reranker.path=/folder, e.g. from `hf download {model or CROSS_ENCODER} "
+                "--local-dir /folder`, or use reranker=none)",
+            ) from None
 
     def identity(self) -> dict:
         return {

@@ -279,7 +279,9 @@ def _run_data(run) -> RunData:
 def _attach_sweep_errors(runs: list[RunData], parent: RunData, base_dir: Path) -> None:
     """Each failed job's one-line error, from ``result.json`` in its sweep folder.
 
-    A job that failed before MLflow opened its run appears from its ``result.json`` alone.
+    A job that failed before MLflow opened its run appears from its ``result.json`` alone, as
+    does a skipped one (status ``SKIPPED``, its error ``needs ...``: it needed what was
+    not installed, and opened no run).
     """
     folder = parent.tags.get("sweep_dir")
     rows = []
@@ -292,20 +294,21 @@ def _attach_sweep_errors(runs: list[RunData], parent: RunData, base_dir: Path) -
                 continue
     by_id = {r.run_id: r for r in runs}
     for row in rows:
-        if not row.get("error"):
+        error = row.get("error") or row.get("skipped") or ""  # skipped: "needs ..."
+        if not error:
             continue
         run = by_id.get(row.get("run_id") or "")
         if run is not None:
-            run.error = row["error"]
+            run.error = error
         else:
             runs.append(
                 RunData(
                     run_id=row.get("run_id") or "",
                     name=" ".join(row.get("overrides") or []),
-                    status="FAILED",
+                    status="SKIPPED" if row.get("skipped") else "FAILED",
                     start_time=parent.start_time,
-                    tags={str(k): str(v) for k, v in (row.get("choices") or {}).items()},
-                    error=row["error"],
+                    tags={str(k): str(v) for k, v in (row.get("choices") or {}).items() if v},
+                    error=error,
                 )
             )
     for run in runs:

@@ -52,11 +52,16 @@ class ResultsTable(Callback):
             print_next_steps(config, sweep)
         close_parent(config, files, table or "")
         rows = [json.loads(f.read_text()) for f in files]
-        SWEEP_OUTCOME.update(jobs=len(rows), failed=sum(1 for r in rows if r.get("error")))
+        SWEEP_OUTCOME.update(
+            jobs=len(rows),
+            failed=sum(1 for r in rows if r.get("error")),
+            skipped=sum(1 for r in rows if r.get("skipped")),
+        )
 
 
-# how the last sweep of this process ended (``situate run -m`` exits 1 when a job failed)
-SWEEP_OUTCOME: dict[str, int] = {"jobs": 0, "failed": 0}
+# how the last sweep of this process ended (``situate run -m`` exits 1 when a job failed; a
+# skipped job, which needs what is not installed, is not a failure)
+SWEEP_OUTCOME: dict[str, int] = {"jobs": 0, "failed": 0, "skipped": 0}
 
 
 def print_selection(config: DictConfig, files: list[Path]) -> None:
@@ -124,6 +129,8 @@ def results_table(rows: list[dict]):
         if r.get("error"):
             error = r["error"] if len(r["error"]) <= 70 else r["error"][:67] + "..."
             cells = ["failed"] * (2 * len(ks) + 1) + [error]
+        elif r.get("skipped"):  # an optional part not installed: not a failure
+            cells = ["skipped"] * (2 * len(ks) + 1) + [r["skipped"]]
         elif "mrr" not in m:  # no question has gold: no gold metric, and no zero to misread
             cells = ["no gold"] * (2 * len(ks) + 1) + [r.get("run_id") or "-"]
         else:
@@ -136,10 +143,14 @@ def results_table(rows: list[dict]):
 
 
 def telling_overrides(rows: list[dict], groups: list[str]) -> list[str]:
-    """Per row, the overrides that differ between rows and are not a group choice shown; [] when
-    the rows' choices already tell them apart."""
+    """Per row, the overrides that differ between rows and are not a group choice shown (a column
+    of their own: ``context=heading_path`` is not repeated); [] when the rows' choices already
+    tell them apart."""
     if len({tuple(r["choices"].get(g) for g in groups) for r in rows}) == len(rows):
         return []
-    lists = [r.get("overrides") or [] for r in rows]
+    lists = [
+        [o for o in r.get("overrides") or [] if o.partition("=")[0].lstrip("+~") not in groups]
+        for r in rows
+    ]
     shared = set.intersection(*(set(o) for o in lists)) if lists else set()
     return [" ".join(o for o in overrides if o not in shared) for overrides in lists]
