@@ -64,7 +64,7 @@ def test_cookbook_sweep_tracks_four_runs(cookbook_dir: Path, tmp_path: Path):
         "git_commit",
     } <= set(run.data.tags)
     assert run.data.params["fusion.k"] == "60"
-    assert run.data.params["context.placement"] == "after"
+    assert run.data.params["context.placement"] == "before"
     for name in (
         "recall_at_5",
         "pass_at_5",

@@ -173,3 +173,30 @@ def instantiate_stage(cfg, group: str):
         raise SituateError(
             f"config group {group} ({cfg[group].get('_target_')}): {detail}; fix the option's parameters"
         ) from e
+
+
+# ``_target_``s an older situate wrote into the configs it saved with each run (MLflow's
+# config.yaml), and where each class lives now: a study recorded before a move still reads
+MOVED_TARGETS = {
+    "situate.pricing.PriceBook": "situate.money.pricing.PriceBook",
+    "situate.estimate.Shape": "situate.money.shapes.Shape",
+    "situate.tracking.summary.ResultsTable": "situate.study.results_table.ResultsTable",
+}
+
+
+def current_targets(cfg):
+    """``cfg`` (a saved run's config) with every moved ``_target_`` pointing where its class lives
+    now (:data:`MOVED_TARGETS`); a copy, the saved config is left as it was."""
+    from omegaconf import OmegaConf
+
+    def walk(node):
+        if isinstance(node, dict):
+            return {
+                k: MOVED_TARGETS.get(v, v) if k == "_target_" and isinstance(v, str) else walk(v)
+                for k, v in node.items()
+            }
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return OmegaConf.create(walk(OmegaConf.to_container(cfg, resolve=False)))

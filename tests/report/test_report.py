@@ -74,6 +74,15 @@ def _questions(name: str) -> list[dict]:
     return rows
 
 
+# what the embedder's window cut, as a run logs it: 3 of 8 texts, 2 of them lose their context
+WINDOWS = {
+    "code": {
+        "texts_truncated": 3, "texts_truncated_share": 3 / 8,
+        "contexts_truncated": 2, "contexts_truncated_share": 2 / 8,
+    }
+}  # fmt: skip
+
+
 def _log_run(
     client, exp_id: str, parent_id: str, name: str, tags: dict, folder: Path, rows: list[dict]
 ) -> str:
@@ -99,7 +108,7 @@ def _log_run(
         ("mrr" if k == "reciprocal_rank" else k): sum(v) / len(v) for k, v in scored.items() if v
     }
     cost = COSTS.get(name, 0.0)
-    metrics = {**means, "config_cost_usd_total": cost}
+    metrics = {**means, "config_cost_usd_total": cost, **WINDOWS.get(name, {})}
     metrics["config_cost_usd_context"] = cost
     if tags["context"] == "llm":
         metrics.update(config_tokens_input_uncached=1200, config_tokens_cache_write=800, config_tokens_cache_read=5000, config_tokens_output=300)  # fmt: skip
@@ -235,6 +244,16 @@ def test_the_html_is_self_contained_and_the_markdown_has_the_tables(compared, tm
     )
     assert "| context=llm, prompt=default | Pass@10 | 56.2 | 75.0 | +18.8 |" in md
     assert "input tokens (uncached)" in md and "$0.1200" in md
+    # beside each arm, what the embedder's window cut; a sentence says what it means
+    assert "| MRR | cut by the window |" in md
+    cut = "dense: 3 texts (37.5%) cut, 2 of them lose their context (25.0% of contexts)"
+    (code_row,) = [line for line in md.splitlines() if line.startswith("| llm | code |")]
+    assert code_row.endswith(f"| {cut} |")
+    assert all(
+        line.endswith("| - |") for line in md.splitlines() if line.startswith("| none |")
+    )
+    assert "**Cut by the window:** In context=llm, prompt=code the embedder read only" in md
+    assert cut in html and "<strong>Cut by the window:</strong>" in html
     # each chart is also a file of its own, to paste into documents: an SVG document as it stands
     charts = sorted((tmp_path / "out").glob("*_chart.svg"))
     assert [c.name for c in charts] == ["cost_chart.svg", "failure_chart.svg", "prompt_chart.svg"]

@@ -35,6 +35,8 @@ def render_markdown(sc: StudyComparison, ctx: dict | None = None) -> str:
         if ctx["varying"]
         else ["run", *ctx["metric_labels"]]
     )
+    if ctx["window_column"]:
+        header = [*header, "cut by the window"]
     rows = []
     for r in ctx["rows"]:
         first = r["choices"] if ctx["varying"] else [r["label"]]
@@ -42,14 +44,19 @@ def render_markdown(sc: StudyComparison, ctx: dict | None = None) -> str:
             first = [f"{first[0]} (baseline)", *first[1:]]
         if r["failed"]:
             what = "skipped" if r["status"] == "SKIPPED" else "failed"  # skipped: needs ...
-            rows.append([*first, f"{what}: {r['error']}", *[""] * (len(ctx["metrics"]) - 1)])
+            rows.append(
+                [*first, f"{what}: {r['error']}", *[""] * (len(ctx["metrics"]) - 1)]
+                + ([r["window"] or "-"] if ctx["window_column"] else [])
+            )
             continue
         cells = []
         for c in r["cells"]:
             v = f"**{c['value']}**" if c["best"] else c["value"]
             cells.append(f"{v} {c['ci']}")
-        rows.append([*first, *cells])
+        rows.append([*first, *cells, *([r["window"] or "-"] if ctx["window_column"] else [])])
     out += [_md_table(header, rows), ""]
+    if ctx["window_note"]:
+        out += [f"**Cut by the window:** {ctx['window_note']}", ""]
     out += [
         "## Comparisons with the baseline",
         "",

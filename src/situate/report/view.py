@@ -13,6 +13,7 @@ from situate.study.collect import RunData, spec_text
 from situate.study.compare import StudyComparison, hit_rule, significance
 from situate.study.labels import format_p, judged_label, metric_label
 from situate.tracking.base import without_credentials
+from situate.truncation import described
 
 # what each configuration's contexts took and cost when written (config_*), whichever run paid,
 # and what the run paid for embeddings and reranking (run_*)
@@ -66,6 +67,7 @@ def build_context(sc: StudyComparison, judged: JudgedStudy | None = None) -> dic
             "status": run.status,
             "cells": [],
             "n_questions": len(run.questions or []),
+            "window": described(run.metrics),  # what the embedder's and reranker's windows cut
         }
         if s is not None:
             for m in metrics:
@@ -139,6 +141,8 @@ def build_context(sc: StudyComparison, judged: JudgedStudy | None = None) -> dic
         "metric_labels": [metric_label(m) for m in metrics],
         "metrics": metrics,
         "rows": rows,
+        "window_column": any(r["window"] for r in rows),
+        "window_note": _window_note(study.runs),
         "comparisons": comparisons,
         "n_comparisons": sc.n_comparisons,
         "pass_equals_recall": sc.pass_equals_recall,
@@ -165,6 +169,20 @@ def build_context(sc: StudyComparison, judged: JudgedStudy | None = None) -> dic
         "prompt_note": _prompt_note(sc),
         "judged": _judged_table(sc, judged),
     }
+
+
+def _window_note(runs) -> str:
+    """A sentence for stakeholders when a window cut contexts: those rows understate what
+    contexts buy."""
+    cut = [r.label for r in runs if r.metrics.get("contexts_truncated", 0) > 0]
+    if not cut:
+        return ""
+    return (
+        f"In {', '.join(cut)} the embedder read only the start of each text and the context of "
+        'some chunks sat past it (column "cut by the window"): their vectors never saw it, so '
+        "these rows understate contextual retrieval. Put the context first "
+        "(context.placement=before) or let the model read more (embedder.max_seq_length)."
+    )
 
 
 def _pct(x: float) -> str:

@@ -16,10 +16,11 @@ def writing_cost(run_config: DictConfig) -> WritingCost | None:
         return None
     from hydra.utils import instantiate
 
-    from situate.config import compose
+    from situate.config import compose, current_targets
     from situate.money.pricing import load_price_book
     from situate.money.writing_cost import counted_cost, recorded_cost
 
+    run_config = current_targets(run_config)  # a study recorded before a class moved
     writer = compose([f"llm={written_by['llm']}", f"prompt={written_by['prompt']}"])
     price = load_price_book(run_config).price(str(writer.llm.model))
     ttl = writer.llm.get("cache_ttl") or "5m"
