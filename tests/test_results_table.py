@@ -169,3 +169,17 @@ def test_a_run_without_gold_shows_no_gold_not_zeros() -> None:
     text = render(results_table([no_gold, row("contextual_bm25", 1)]), 200)
     line = next(x for x in text.splitlines() if "baseline" in x)
     assert line.count("no gold") == 7 and "0.0" not in line  # Pass@3 ks, Recall@3 ks, MRR
+
+
+def test_the_table_shows_each_jobs_seconds_when_the_jobs_logged_them() -> None:
+    rows = [row("baseline", 0), row("contextual_bm25", 1)]
+    rows[0]["metrics"]["run_seconds"] = 12.4
+    rows[1]["metrics"]["run_seconds"] = 347.0
+    text = render(results_table(rows), 200)
+    header = next(line for line in text.splitlines() if "MRR" in line)
+    assert header.split("┃")[-3].strip() == "seconds"
+    assert [line.split("│")[-3].strip() for line in text.splitlines() if "0.250" in line] == [
+        "12",
+        "347",
+    ]
+    assert "seconds" not in render(results_table([row("baseline", 0)]), 200)  # none logged

@@ -11,6 +11,10 @@ class PrechunkedChunker:
 
     name = "prechunked"
 
+    def identity(self) -> dict:
+        """No options: the chunks are the corpus's own (``Corpus.prechunks``)."""
+        return {"name": self.name}
+
     def chunk(self, corpus: Corpus) -> list[Chunk]:
         """Return the dataset's own chunks.
 
