@@ -188,10 +188,10 @@ class FolderLoader:
         return corpus
 
     def corpus_key(self, root: Path, qa_path: Path | None) -> str:
-        """The corpus cache key: every input of :meth:`load`. Per document file its path, size
-        and bytes (sha256), its parser's identity and its title sidecar's bytes; the questions
-        file's path and bytes; the loader's options. A changed file, sidecar, questions file,
-        parser option or loader option is another key."""
+        """The corpus cache key: every input of :meth:`load`. The folder's path; per document
+        file its path, size and bytes (sha256), its parser's identity and its title sidecar's
+        bytes; the questions file's path and bytes; the loader's options. A changed file,
+        sidecar, questions file, parser option or loader option is another key."""
         files, _ = self.reader.find(root)
         skip = self._not_documents(root, qa_path)
         entries = []
@@ -220,7 +220,8 @@ class FolderLoader:
             "on_bad_file": self.reader.on_bad_file,
             "max_file_mb": self.reader.max_file_mb,
         }
-        return content_hash("folder-corpus", options, qa, entries)
+        # the folder's own path too: a document's ``source`` names its file
+        return content_hash("folder-corpus", str(root.resolve()), options, qa, entries)
 
     def _cached(self, root: Path, key: str) -> Corpus | None:
         """The corpus stored under ``key`` (its skipped files logged again), or None."""
