@@ -38,11 +38,16 @@ def no_reading(monkeypatch) -> None:
     monkeypatch.setattr(DocumentReader, "read", refuse)
 
 
-def test_a_second_load_reads_the_corpus_cache(folder: Path, tmp_path: Path, monkeypatch) -> None:
+def test_a_second_load_reads_the_corpus_cache(
+    folder: Path, tmp_path: Path, monkeypatch, caplog
+) -> None:
     first = loader(folder, tmp_path).load()
     assert first.questions[0].gold[0].doc_id == "guide.md"
     no_reading(monkeypatch)
+    caplog.set_level("INFO", logger="situate")
     again = loader(folder, tmp_path).load()
+    assert f"{folder}: 2 documents from the corpus cache" in caplog.text
+    assert f"{folder}: 2 documents: titles from" in caplog.text  # the title rules, as parsed
     assert again.documents == first.documents and again.questions == first.questions
     assert again.notes == first.notes
     with pytest.raises(AssertionError, match="read again"):  # without the cache: read

@@ -235,6 +235,7 @@ class FolderLoader:
         log.info(
             "%s: %d documents from the corpus cache (%s)", root, len(corpus.documents), key[:12]
         )
+        log.info("%s: %s", root, titles.summary(ReadResult(corpus.documents).title_sources()))
         return corpus
 
     def _read(self, root: Path, qa_path: Path | None) -> ReadResult:
