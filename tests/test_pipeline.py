@@ -24,7 +24,7 @@ from situate.money.billing import Billed, Unbilled
 from situate.money.pricing import load_price_book
 from situate.money.tokens import token_counter
 from situate.paid.llm import LLMResponse
-from situate.pipeline import Pipeline
+from situate.pipeline import Pipeline, corpus_digest
 from situate.rankings import Rankings
 from situate.records import Chunk, Context, Corpus, Document, Question, Span, Usage
 from situate.reranking.none import NoReranker
@@ -67,6 +67,9 @@ class FakeDataset(ShipsQuestions):
 
 class ParagraphChunker:
     name = "paragraphs"
+
+    def identity(self) -> dict:
+        return {"name": self.name}
 
     def chunk(self, corpus: Corpus) -> list[Chunk]:
         out = []
@@ -323,3 +326,62 @@ def test_a_folder_without_questions_stops_before_a_document_is_parsed(tmp_path: 
     assert not parse_cache.exists()  # the parse cache opens on the first file parsed
     run.dataset.load()  # without questions required (situate index, search, chunks): it parses
     assert parse_cache.exists()
+
+
+# -- the chunk cache (issue 23, item 2) ---------------------------------------------------------
+
+
+def test_chunks_are_cut_once_per_corpus_and_chunker(tmp_path: Path, monkeypatch) -> None:
+    first = pipeline(tmp_path, HandSetEmbedder(), HandSetSparse())
+    chunks = first.chunks(FakeDataset().load())
+
+    def no_chunking(self, corpus):
+        raise AssertionError("chunked again, not read from the chunk cache")
+
+    monkeypatch.setattr(ParagraphChunker, "chunk", no_chunking)
+    again = pipeline(tmp_path, HandSetEmbedder(), HandSetSparse())
+    assert again.chunks(FakeDataset().load()) == chunks
+    # another chunker option, or a changed document, is another key: chunked again
+    monkeypatch.setattr(ParagraphChunker, "identity", lambda self: {"name": "paragraphs", "x": 1})
+    with pytest.raises(AssertionError, match="chunked again"):
+        again.chunks(FakeDataset().load())
+    monkeypatch.undo()
+    monkeypatch.setattr(ParagraphChunker, "chunk", no_chunking)
+    corpus = FakeDataset().load()
+    corpus.documents[0] = Document(corpus.documents[0].doc_id, corpus.documents[0].text + " More.")
+    with pytest.raises(AssertionError, match="chunked again"):
+        again.chunks(corpus)
+
+
+def test_the_corpus_digest_names_document_ids_texts_and_shipped_chunks() -> None:
+    corpus = FakeDataset().load()
+    digest = corpus_digest(corpus)
+    renamed = Corpus("x", [Document("other", d.text) for d in corpus.documents[:1]], [])
+    same_text = Corpus("x", [Document(corpus.documents[0].doc_id, corpus.documents[0].text)], [])
+    assert corpus_digest(renamed) != corpus_digest(same_text)
+    assert corpus_digest(FakeDataset().load()) == digest
+    shipped = Chunk("a#0", corpus.documents[0].doc_id, 0, 0, 3, corpus.documents[0].text[:3])
+    with_chunks = FakeDataset().load()
+    with_chunks.prechunks = [shipped]
+    assert corpus_digest(with_chunks) != digest
+    other_heading = corpus_digest(with_chunks)
+    with_chunks.prechunks = [dataclasses.replace(shipped, heading_path=("H",))]
+    assert corpus_digest(with_chunks) not in (digest, other_heading)
+
+
+@pytest.mark.parametrize("separator", ["\n\n", " ", " | "])
+def test_index_tokens_count_chunk_and_context_apart_only_across_whitespace(
+    tmp_path: Path, separator: str
+) -> None:
+    p = pipeline(tmp_path, HandSetEmbedder(), HandSetSparse())
+    p.context.separator = separator
+    corpus = FakeDataset().load()
+    chunks = p.chunks(corpus)
+    contexts = p.context.contextualize(corpus, chunks)
+    count, _ = token_counter(None, "local")
+    joined = p.context.texts(chunks, contexts, "dense")
+    assert p.index_tokens(chunks, contexts) == sum(count(joined))
+    if separator.strip():  # the separator's own tokens are counted
+        assert sum(count(joined)) > sum(count([c.text for c in chunks])) + sum(
+            count([x.text for x in contexts])
+        )

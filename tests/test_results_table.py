@@ -184,3 +184,17 @@ def test_the_parameters_column_holds_only_what_is_not_a_column() -> None:
         "fusion.k=80",
         "fusion.k=12",
     ]
+
+
+def test_the_table_shows_each_jobs_seconds_when_the_jobs_logged_them() -> None:
+    rows = [row("baseline", 0), row("contextual_bm25", 1)]
+    rows[0]["metrics"]["run_seconds"] = 12.4
+    rows[1]["metrics"]["run_seconds"] = 347.0
+    text = render(results_table(rows), 200)
+    header = next(line for line in text.splitlines() if "MRR" in line)
+    assert header.split("┃")[-3].strip() == "seconds"
+    assert [line.split("│")[-3].strip() for line in text.splitlines() if "0.250" in line] == [
+        "12",
+        "347",
+    ]
+    assert "seconds" not in render(results_table([row("baseline", 0)]), 200)  # none logged

@@ -44,3 +44,17 @@ def test_how_contexts_are_bought_needs_no_rebuild_another_embedder_does(
             opened([*base, "embedder=minilm"])
         with pytest.raises(SituateError, match="no index for this config"):
             opened([*base, "prompt=code"])  # other contexts: another index
+
+
+def test_where_the_corpus_cache_lives_is_not_part_of_the_index_key(tmp_path: Path) -> None:
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nSome text about ovens.\n", encoding="utf-8")
+    base = ["dataset=folder", f"dataset.path={folder}", "chunker=markdown", "context=none"]
+    keys = set()
+    for extra in ([], ["dataset.corpus_cache=null"], [f"dataset.corpus_cache={tmp_path / 'c'}"]):
+        cfg = compose([*base, *extra, f"output_dir={tmp_path}"])
+        keys.add(saved_index.index_key(cfg, build_pipeline(cfg)))
+    assert len(keys) == 1
+    cfg = compose([*base, "dataset.max_words=100", f"output_dir={tmp_path}"])
+    assert saved_index.index_key(cfg, build_pipeline(cfg)) not in keys  # what it holds is

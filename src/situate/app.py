@@ -8,6 +8,7 @@ import logging
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 from situate.config import CONF_DIR, instantiate_stage
 from situate.errors import SituateError, SituateExit, Unavailable
 from situate.evaluation.trec import write_trec_files
-from situate.pipeline import Pipeline, RunResult
+from situate.pipeline import Pipeline, RunResult, unaccounted
 from situate.preflight import check_stages, stages_of_run
 from situate.records import Chunk, Corpus
 from situate.stages import CHOICE_GROUPS, COMMAND_GROUPS, LLM_GROUPS, PIPELINE_STAGES
@@ -214,7 +215,13 @@ def redact_hydra_files(folders: Sequence[Path]) -> None:
 
 def run_job(cfg: DictConfig, job: Job) -> dict:
     """Run one composed config (without its ``hydra`` node: that is ``job``), track it, and return
-    the row the results table prints."""
+    the row the results table prints.
+
+    Its metrics hold the job's wall time from here to the end of its logging (``run_seconds``),
+    the stages' timers (``pipeline.STAGE_SECONDS``, with ``build_seconds``: the config resolved
+    and the stages built, and ``log_seconds``: the tracker's run opened and written) and what
+    they leave out (``unaccounted_seconds``)."""
+    started = time.perf_counter()
     redact_hydra_files(job.hydra_files)
     uses_llm = "llm" in cfg.context  # prompt and llm are composed always, but only meant with it
     groups = CHOICE_GROUPS + (LLM_GROUPS if uses_llm else ())
@@ -240,13 +247,16 @@ def run_job(cfg: DictConfig, job: Job) -> dict:
         parent = parent_run_id(job.sweep_dir) if job.sweep_dir is not None else None
         pipeline = build_pipeline(cfg)  # a bad parameter stops here, before a run is opened
         tags.update(pipeline.endpoints())  # an emulator's run says so on its page
+        built = time.perf_counter()
         with tracker.run(name, params, tags, parent_run_id=parent) as run_id:
+            opened = time.perf_counter()
             row["run_id"] = run_id
             try:
                 result = pipeline.run()
             except BaseException:  # Ctrl-C too: what it paid before failing is not lost
                 record_failed_run(tracker, cfg, pipeline)
                 raise
+            ran = time.perf_counter()
             tracker.log_metrics(result.metrics)
             tracker.log_dataset(**dataset_input(cfg, result.corpus, result.chunks))
             with tempfile.TemporaryDirectory() as tmp:
@@ -254,7 +264,15 @@ def run_job(cfg: DictConfig, job: Job) -> dict:
                 tracker.log_artifact_files(tmp)
                 for name_ in ("per_question.csv", "config.yaml"):
                     atomic_write_bytes(job.output_dir / name_, (Path(tmp) / name_).read_bytes())
-        row["metrics"] = result.metrics
+            end = time.perf_counter()
+            wall = {
+                "build_seconds": built - started,
+                "log_seconds": (opened - built) + (end - ran),
+                "run_seconds": end - started,
+            }
+            wall["unaccounted_seconds"] = unaccounted(wall["run_seconds"], result.timings | wall)
+            tracker.log_metrics(wall)
+        row["metrics"] = result.metrics | wall
     except Unavailable as e:  # an optional part not installed: a sweep skips the job
         if job.sweep_dir is None:
             raise SituateExit(e) from e

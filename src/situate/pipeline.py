@@ -6,8 +6,11 @@ nothing of Hydra or MLflow. Indexes and embeddings are cached under ``cache_dir`
 
 from __future__ import annotations
 
+import json
 import logging
+import pickle
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +48,34 @@ from situate.store import DirectoryCache, SqliteStores, Stores, content_hash, te
 from situate.truncation import TokenWindow, Truncation, measure, warnings
 
 log = logging.getLogger(__name__)
+# The chunk cache: ``cache/index/chunks/<key>/chunks.pkl``; part of the key, raised when a
+# chunker's output or the stored form changes.
+CHUNKS_FORMAT = 1
+
+
+# The timers of a run's stages (``RunResult.timings``, ``app.run_job``'s), none inside another
+# (``index_seconds`` is dense + sparse, ``rerank_seconds`` part of ``query_seconds``): their sum
+# and a run's wall time give its ``unaccounted_seconds``.
+STAGE_SECONDS = (
+    "build_seconds",  # app: the stages instantiated (models opened)
+    "load_seconds",  # documents, questions, chunks and gold rows
+    "contextualize_seconds",
+    "dense_index_seconds",
+    "window_seconds",  # what the embedder's window cuts
+    "sparse_index_seconds",
+    "query_seconds",
+    "evaluate_seconds",
+    "rerank_window_seconds",
+    "index_tokens_seconds",
+    "audit_seconds",  # contexts against their documents
+    "costs_seconds",
+    "log_seconds",  # app: metrics, dataset and artifacts to the tracker
+)
+
+
+def unaccounted(wall: float, timings: dict[str, float]) -> float:
+    """Seconds of a run's ``wall`` time outside every stage timer of ``STAGE_SECONDS``."""
+    return wall - sum(timings.get(k, 0.0) for k in STAGE_SECONDS)
 
 
 @dataclass
@@ -140,7 +171,7 @@ class Pipeline:
         corpus = self.dataset.load()
         if require_questions and not corpus.questions:
             raise no_questions(expected, corpus.name)
-        chunks = self.chunker.chunk(corpus)
+        chunks = self.chunks(corpus)
         self.loaded = corpus, chunks
         self.evaluator.relevant_rows(corpus, chunks)
         timings["load_seconds"] = time.perf_counter() - t
@@ -157,6 +188,20 @@ class Pipeline:
         timings["contextualize_seconds"] = time.perf_counter() - t
         timings.update(self.context.stats)  # tokens, calls, cache shares (LLM contexts)
         return corpus, chunks, contexts
+
+    def chunks(self, corpus: Corpus) -> list[Chunk]:
+        """The chunker's chunks of ``corpus``, cached by the chunker's identity and the corpus's
+        documents (and shipped chunks), so the jobs of a sweep over one corpus and chunker cut
+        them once."""
+        key = content_hash("chunks", CHUNKS_FORMAT, self.chunker.identity(), corpus_digest(corpus))
+        path = self.cache.path("chunks", key) / "chunks.pkl"
+        if path.is_file():
+            log.info("chunks: cached (%s)", key[:12])
+            return pickle.loads(path.read_bytes())
+        chunks = self.chunker.chunk(corpus)
+        with self.cache.writing("chunks", key) as tmp:
+            (tmp / "chunks.pkl").write_bytes(pickle.dumps(chunks, protocol=pickle.HIGHEST_PROTOCOL))
+        return chunks
 
     def build_indexes(
         self,
@@ -227,17 +272,32 @@ class Pipeline:
         dense index's texts, contexts included, or the sparse index's where there is no dense
         one. What a tuning study can trade against retrieval (``objective``: index_tokens).
 
-        Cached by the texts and the counter (seconds per 20k chunks), so a sweep's jobs over
-        one index count it once."""
+        WordPiece splits at whitespace, so a context joined by a whitespace separator adds its
+        own tokens: the chunks and the contexts are counted apart (the chunks' count serves
+        every context of a sweep; a rule context's few distinct texts count in no time). Each
+        count is cached by its texts and the counter (seconds per 20k chunks)."""
         stage = "dense" if "dense" in self.fusion.needs else "sparse"
-        texts = self.context.texts(chunks, contexts, stage)
+        joined = stage in self.context.apply_to and any(x.text for x in contexts)
+        if not joined:
+            return self._token_count([c.text for c in chunks])
+        separator = self.context.separator
+        if separator and not separator.strip():  # whitespace: chunk + context tokens
+            return self._token_count([c.text for c in chunks]) + self._token_count(
+                [x.text for x in contexts]
+            )
+        return self._token_count(self.context.texts(chunks, contexts, stage))
+
+    def _token_count(self, texts: list[str]) -> int:
+        """Local WordPiece tokens of ``texts`` (each distinct text counted once), cached."""
         folder = self.cache.path(
             "index_tokens", content_hash("index_tokens", LOCAL_TOKENIZER, texts_hash(texts))
         )
         if folder.is_dir():
             return int((folder / "count").read_text())
         count, _ = token_counter(None, "local")
-        tokens = sum(count(texts))
+        times = Counter(texts)
+        distinct = list(times)
+        tokens = sum(n * times[t] for t, n in zip(distinct, count(distinct), strict=True))
         with self.cache.writing("index_tokens", folder.name) as tmp:
             (tmp / "count").write_text(str(tokens))
         return tokens
@@ -269,22 +329,32 @@ class Pipeline:
         timings["query_p50_ms"] = float(np.percentile(latency.total, 50) * 1000)
         timings["query_p95_ms"] = float(np.percentile(latency.total, 95) * 1000)
 
+        t = time.perf_counter()
         evaluation = self.evaluator.evaluate(corpus, chunks, ranked)
+        timings["evaluate_seconds"] = time.perf_counter() - t
         window = self.reranker.window() if self.reranker.pool else None
         if window is not None:
+            t = time.perf_counter()
             self.truncation["rerank"] = self.window_cut("rerank", window, chunks, contexts, queries)
+            timings["rerank_window_seconds"] = time.perf_counter() - t
+        t = time.perf_counter()
         counts = {
             "n_chunks": len(chunks),
             "n_documents": len(corpus.documents),
             "texts_embedded": self.embeddings.encoded,
             "index_tokens": self.index_tokens(chunks, contexts),
         }
+        timings["index_tokens_seconds"] = time.perf_counter() - t
         counts.update({k: v for k, v in corpus.notes.items() if isinstance(v, int)})
+        t = time.perf_counter()
         flags = audit(corpus, chunks, contexts)
+        timings["audit_seconds"] = time.perf_counter() - t
         with_context = sum(1 for x in contexts if x.text)
         if with_context:
             timings["contexts_flagged_share"] = len(flags) / with_context
+        t = time.perf_counter()
         timings.update(self.spent(corpus, costs))
+        timings["costs_seconds"] = time.perf_counter() - t
         return RunResult(
             corpus, chunks, contexts, ranked, evaluation, timings, counts, flags, costs,
             dict(self.truncation),
@@ -368,6 +438,19 @@ class Pipeline:
             with self.cache.writing("sparse", folder.name) as tmp:
                 self.sparse.save(tmp)
         return folder
+
+
+def corpus_digest(corpus: Corpus) -> str:
+    """sha256 of what a chunker reads of ``corpus``: each document's id and text, and the
+    chunks it ships (ids, offsets, texts, heading paths)."""
+    parts = (p for d in corpus.documents for p in (d.doc_id, d.text))
+    shipped = (
+        json.dumps(
+            [c.chunk_id, c.doc_id, c.index, c.start, c.end, c.text, c.heading_path, c.chunker]
+        )
+        for c in corpus.prechunks or ()
+    )
+    return content_hash(texts_hash(parts), corpus.prechunks is not None and texts_hash(shipped))
 
 
 def no_questions(path: Path | None, corpus_name: str = "") -> SituateError:

@@ -29,11 +29,12 @@ RETRIEVERS = ("dense", "sparse")
 
 def index_identity(cfg: DictConfig, pipeline: Pipeline) -> dict:
     """What decides the indexes' content (not fusion, reranker or eval): the data set and chunker
-    as configured, the context, embedder, dense and sparse stages by their identities."""
-    return {
-        **{g: OmegaConf.to_container(cfg[g], resolve=True) for g in INDEX_CONFIG_GROUPS},
-        **{g: getattr(pipeline, g).identity() for g in INDEX_IDENTITY_GROUPS},
-    }
+    as configured, the context, embedder, dense and sparse stages by their identities. The
+    folder's ``corpus_cache`` (where a cache lives, not what the indexes hold) is left out, so an
+    index persisted before that option existed keeps its key."""
+    configs = {g: OmegaConf.to_container(cfg[g], resolve=True) for g in INDEX_CONFIG_GROUPS}
+    configs["dataset"].pop("corpus_cache", None)
+    return {**configs, **{g: getattr(pipeline, g).identity() for g in INDEX_IDENTITY_GROUPS}}
 
 
 def index_key(cfg: DictConfig, pipeline: Pipeline) -> str:

@@ -30,3 +30,29 @@ def test_audit_lists_flagged_contexts_only():
     (flag,) = audit(corpus, chunks, contexts)
     assert flag.chunk_id == "d#1"
     assert flag.unsupported == ("999", "Initech")
+
+
+class CountingText(str):
+    """A document text that counts how often it is lower-cased."""
+
+    lowered = 0
+
+    def lower(self) -> str:
+        CountingText.lowered += 1
+        return str.lower(self)
+
+
+def test_each_document_is_lowered_once_and_each_distinct_context_checked_once():
+    # a rule context (heading_path) repeats per chunk: the audit must not grow with chunks x
+    # document length
+    text = CountingText(DOC)
+    corpus = Corpus("t", [Document("d", text)], [])
+    chunks = [Chunk(f"d#{i}", "d", i, 0, 10, DOC[:10]) for i in range(50)]
+    contexts = [
+        Context(f"d#{i}", "Report > Initech" if i % 2 else "About ACME.") for i in range(50)
+    ]
+    CountingText.lowered = 0
+    flags = audit(corpus, chunks, contexts)
+    assert CountingText.lowered == 1
+    assert [f.chunk_id for f in flags] == [f"d#{i}" for i in range(1, 50, 2)]
+    assert {f.unsupported for f in flags} == {("Initech",)}

@@ -249,9 +249,7 @@ def test_the_html_is_self_contained_and_the_markdown_has_the_tables(compared, tm
     cut = "dense: 3 texts (37.5%) cut, 2 of them lose their context (25.0% of contexts)"
     (code_row,) = [line for line in md.splitlines() if line.startswith("| llm | code |")]
     assert code_row.endswith(f"| {cut} |")
-    assert all(
-        line.endswith("| - |") for line in md.splitlines() if line.startswith("| none |")
-    )
+    assert all(line.endswith("| - |") for line in md.splitlines() if line.startswith("| none |"))
     assert "**Cut by the window:** In context=llm, prompt=code the embedder read only" in md
     assert cut in html and "<strong>Cut by the window:</strong>" in html
     # each chart is also a file of its own, to paste into documents: an SVG document as it stands

@@ -18,6 +18,11 @@ class Chunker(Protocol):
 
     def chunk(self, corpus: Corpus) -> list[Chunk]: ...
 
+    def identity(self) -> dict:
+        """Everything besides the corpus that decides the chunks (options, the tokenizer's
+        bytes): the chunk cache's key names it with the corpus."""
+        ...
+
 
 def chunk_id(doc_id: str, index: int) -> str:
     return f"{doc_id}#{index}"

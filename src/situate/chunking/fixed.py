@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from situate.chunking.base import chunk_id
@@ -135,6 +137,20 @@ class FixedChunker:
         self.overlap = overlap
         self.unit = unit
         self.tokenizer = tokenizer
+
+    def identity(self) -> dict:
+        """The options, and with ``unit="tokens"`` the sha256 of the tokenizer file's bytes."""
+        tokenizer = None
+        if self.unit == "tokens":
+            path = Path(self.tokenizer or str(default_tokenizer_path()))
+            tokenizer = hashlib.sha256(path.read_bytes()).hexdigest()
+        return {
+            "name": self.name,
+            "size": self.size,
+            "overlap": self.overlap,
+            "unit": self.unit,
+            "tokenizer": tokenizer,
+        }
 
     def chunk(self, corpus: Corpus) -> list[Chunk]:
         """Split every document of ``corpus`` into fixed-size windows.

@@ -223,6 +223,9 @@ class MarkdownChunker:
         self.max_words = max_words
         self.min_words = min_words
 
+    def identity(self) -> dict:
+        return {"name": self.name, "max_words": self.max_words, "min_words": self.min_words}
+
     def chunk(self, corpus: Corpus) -> list[Chunk]:
         """Split every document of ``corpus``.
 

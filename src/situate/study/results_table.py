@@ -123,6 +123,10 @@ def results_table(rows: list[dict]):
         for k in ks:
             table.add_column(f"{name}@{k}", justify="right")
     table.add_column("MRR", justify="right")
+    # a job's wall seconds (app.run_job's run_seconds), where the jobs logged them
+    timed = any("run_seconds" in r.get("metrics", {}) for r in rows)
+    if timed:
+        table.add_column("seconds", justify="right")
     table.add_column("MLflow run", overflow="fold")
     for i, r in enumerate(rows):
         m = r.get("metrics", {})
@@ -137,6 +141,9 @@ def results_table(rows: list[dict]):
             cells = [f"{100 * m[f'pass_at_{k}']:.1f}" for k in ks]
             cells += [f"{100 * m[f'recall_at_{k}']:.1f}" for k in ks]
             cells += [f"{m['mrr']:.3f}", r.get("run_id") or "-"]
+        if timed:
+            seconds = m.get("run_seconds")
+            cells.insert(-1, "-" if seconds is None else f"{seconds:.0f}")
         extra = [told[i]] if told else []
         table.add_row(*[str(r["choices"].get(g, "")) for g in groups], *extra, *cells)
     return table
