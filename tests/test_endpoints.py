@@ -295,7 +295,8 @@ def test_a_run_after_an_emulator_run_needs_the_real_apis(cookbook_dir, tmp_path)
             ("reranker", "CO_API_KEY"),
         ]:
             others = [v for s, v in at.items() if s != stage]
-            proc = run_cli("run", *common, *others, "tracking=none", env=no_keys)
+            # the emulators keep their keys: only the stage at the real API lacks its own
+            proc = run_cli("run", *common, *others, "tracking=none", env={**keys, variable: ""})
             assert_one_line_error(proc, variable)
         shown = run_cli("contexts", "show", *common[:2], f"output_dir={tmp_path}", env=no_keys)
         assert shown.returncode == 0, shown.stderr
