@@ -153,18 +153,8 @@ class FixedChunker:
         }
 
     def chunk(self, corpus: Corpus) -> list[Chunk]:
-        """Split every document of ``corpus`` into fixed-size windows.
-
-        Parameters
-        ----------
-        corpus
-            The corpus whose documents to split.
-
-        Returns
-        -------
-        list of Chunk
-            Chunks in document order; ``chunk.text == document.text[chunk.start:chunk.end]``.
-        """
+        """Every document of ``corpus`` split into fixed-size windows: chunks in document order,
+        ``chunk.text == document.text[chunk.start:chunk.end]``."""
         docs = corpus.documents
         all_offsets = self._unit_offsets([d.text for d in docs])
         chunks: list[Chunk] = []

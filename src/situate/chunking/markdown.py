@@ -227,18 +227,8 @@ class MarkdownChunker:
         return {"name": self.name, "max_words": self.max_words, "min_words": self.min_words}
 
     def chunk(self, corpus: Corpus) -> list[Chunk]:
-        """Split every document of ``corpus``.
-
-        Parameters
-        ----------
-        corpus
-            The corpus whose documents to split.
-
-        Returns
-        -------
-        list of Chunk
-            Chunks in document order, indexed from 0 within each document.
-        """
+        """Every document of ``corpus`` split: chunks in document order, indexed from 0 within
+        each document."""
         return [c for doc in corpus.documents for c in self.chunk_document(doc)]
 
     def chunk_document(self, doc: Document) -> list[Chunk]:

@@ -7,16 +7,15 @@ The default model is all-MiniLM-L6-v2 as shipped inside the PyPI package ``gt-al
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 
-from situate.devices import cpu_threads, torch_device
 from situate.embedding.base import Kind, normalize
 from situate.errors import SituateError
 from situate.money.billing import Unbilled
 from situate.packaged import package_file
+from situate.providers.local import model_folder, offline_torch
 from situate.truncation import TokenWindow, model_folder_window
 
 
@@ -81,12 +80,9 @@ class SentenceTransformerEmbedder(Unbilled):
 
     def model_dir(self) -> Path:
         if self.path:
-            p = Path(self.path).expanduser()
-            if not p.is_dir():
-                raise SituateError(
-                    f"embedder.path={p}: model folder not found; point it at a sentence-transformers folder"
-                )
-            return p
+            return model_folder(
+                self.path, "embedder.path", "point it at a sentence-transformers folder"
+            )
         if not self.package:
             raise SituateError("embedder: set embedder.path (a model folder) or embedder.package")
         return package_file(
@@ -106,16 +102,9 @@ class SentenceTransformerEmbedder(Unbilled):
 
     def _load(self):
         if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            import torch
-            import transformers
+            device = offline_torch(self.device, self.threads, "embedder.device")
             from sentence_transformers import SentenceTransformer
 
-            transformers.logging.set_verbosity_error()
-            transformers.logging.disable_progress_bar()
-            device = torch_device(self.device, "embedder.device")
-            torch.set_num_threads(cpu_threads(self.threads))
             self._model = SentenceTransformer(str(self.model_dir()), device=device)
             self._model.max_seq_length = self.max_seq_length
         return self._model

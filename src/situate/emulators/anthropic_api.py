@@ -117,6 +117,7 @@ from situate.emulators.server import (
     HANG_SECONDS,
     EmulatorServer,
     Faults,
+    Handler,
     Request,
     Response,
     json_response,
@@ -551,14 +552,17 @@ class AnthropicEmulator(EmulatorServer):
         self.batches: dict[str, Batch] = {}
         self._streams_held = False  # see hold_streams()
         self._streams_paused = 0
-        self.route("POST", "/v1/messages", self._messages)
-        self.route("POST", "/v1/messages/count_tokens", self._count_tokens)
-        self.route("POST", "/v1/messages/batches", self._batch_create)
-        self.route("GET", "/v1/messages/batches", self._batch_list)
-        self.route("GET", "/v1/messages/batches/{batch_id}", self._batch_retrieve)
-        self.route("DELETE", "/v1/messages/batches/{batch_id}", self._batch_delete)
-        self.route("POST", "/v1/messages/batches/{batch_id}/cancel", self._batch_cancel)
-        self.route("GET", "/v1/messages/batches/{batch_id}/results", self._batch_results)
+        for method, path, handler in (
+            ("POST", "/v1/messages", self._messages),
+            ("POST", "/v1/messages/count_tokens", self._count_tokens),
+            ("POST", "/v1/messages/batches", self._batch_create),
+            ("GET", "/v1/messages/batches", self._batch_list),
+            ("GET", "/v1/messages/batches/{batch_id}", self._batch_retrieve),
+            ("DELETE", "/v1/messages/batches/{batch_id}", self._batch_delete),
+            ("POST", "/v1/messages/batches/{batch_id}/cancel", self._batch_cancel),
+            ("GET", "/v1/messages/batches/{batch_id}/results", self._batch_results),
+        ):
+            self.route(method, path, self._answering(handler))
 
     def min_cacheable_tokens(self, model: str) -> int:
         return min_cacheable_tokens(model, self.min_overrides)
@@ -579,6 +583,18 @@ class AnthropicEmulator(EmulatorServer):
 
     def _fail(self, failure: APIFailure) -> Response:
         return self.error(failure.status, failure.message, failure.kind)
+
+    def _answering(self, handler: Handler) -> Handler:
+        """``handler`` with a refusal it raises (:class:`APIFailure`) answered as the API
+        words it."""
+
+        def answer(req: Request) -> Response:
+            try:
+                return handler(req)
+            except APIFailure as failure:
+                return self._fail(failure)
+
+        return answer
 
     @staticmethod
     def _ok(obj, status: int = 200) -> Response:
@@ -610,12 +626,9 @@ class AnthropicEmulator(EmulatorServer):
 
     # POST /v1/messages ---------------------------------------------------------------------
     def _messages(self, req: Request) -> Response:
-        try:
-            key, version = self._begin(req)
-            body = self._body(req)
-            prompt = parse_prompt(body, version, self._salt(key))
-        except APIFailure as failure:
-            return self._fail(failure)
+        key, version = self._begin(req)
+        body = self._body(req)
+        prompt = parse_prompt(body, version, self._salt(key))
         wait = self._rate_wait(prompt.total + prompt.max_tokens)
         if wait is not None:
             return self.error(
@@ -794,11 +807,8 @@ class AnthropicEmulator(EmulatorServer):
 
     # POST /v1/messages/count_tokens --------------------------------------------------------
     def _count_tokens(self, req: Request) -> Response:
-        try:
-            key, version = self._begin(req)
-            prompt = parse_prompt(self._body(req), version, self._salt(key), count_only=True)
-        except APIFailure as failure:
-            return self._fail(failure)
+        key, version = self._begin(req)
+        prompt = parse_prompt(self._body(req), version, self._salt(key), count_only=True)
         return self._ok({"input_tokens": prompt.total})
 
     # Message Batches -----------------------------------------------------------------------
@@ -828,28 +838,25 @@ class AnthropicEmulator(EmulatorServer):
         }
 
     def _batch_create(self, req: Request) -> Response:
-        try:
-            key, version = self._begin(req)
-            body = self._body(req)
-            requests = body.get("requests") if isinstance(body, dict) else None
-            if not isinstance(requests, list) or not requests:
-                raise _invalid("requests: List should have at least 1 item")
-            if len(requests) > 100_000:
-                raise _invalid("requests: List should have at most 100000 items")
-            seen: set[str] = set()
-            for i, item in enumerate(requests):
-                cid = item.get("custom_id") if isinstance(item, dict) else None
-                if not isinstance(cid, str) or not _CUSTOM_ID.match(cid):
-                    raise _invalid(
-                        f"requests.{i}.custom_id: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'"
-                    )
-                if cid in seen:
-                    raise _invalid(f"Duplicate custom_id {cid!r}: custom_id must be unique")
-                seen.add(cid)
-                if not isinstance(item.get("params"), dict):
-                    raise _invalid(f"requests.{i}.params: Field required")
-        except APIFailure as failure:
-            return self._fail(failure)
+        key, version = self._begin(req)
+        body = self._body(req)
+        requests = body.get("requests") if isinstance(body, dict) else None
+        if not isinstance(requests, list) or not requests:
+            raise _invalid("requests: List should have at least 1 item")
+        if len(requests) > 100_000:
+            raise _invalid("requests: List should have at most 100000 items")
+        seen: set[str] = set()
+        for i, item in enumerate(requests):
+            cid = item.get("custom_id") if isinstance(item, dict) else None
+            if not isinstance(cid, str) or not _CUSTOM_ID.match(cid):
+                raise _invalid(
+                    f"requests.{i}.custom_id: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'"
+                )
+            if cid in seen:
+                raise _invalid(f"Duplicate custom_id {cid!r}: custom_id must be unique")
+            seen.add(cid)
+            if not isinstance(item.get("params"), dict):
+                raise _invalid(f"requests.{i}.params: Field required")
         batch = Batch(_new_id("msgbatch"), requests, version, self._salt(key), datetime.now(UTC))
         with self._lock:
             self.batches[batch.id] = batch
@@ -900,18 +907,12 @@ class AnthropicEmulator(EmulatorServer):
         return batch
 
     def _batch_retrieve(self, req: Request) -> Response:
-        try:
-            batch = self._batch(req)
-        except APIFailure as failure:
-            return self._fail(failure)
+        batch = self._batch(req)
         with self._lock:
             return self._ok(self._batch_object(batch))
 
     def _batch_cancel(self, req: Request) -> Response:
-        try:
-            batch = self._batch(req)
-        except APIFailure as failure:
-            return self._fail(failure)
+        batch = self._batch(req)
         with self._lock:
             if batch.status == "in_progress":
                 batch.status = "canceling"
@@ -919,23 +920,15 @@ class AnthropicEmulator(EmulatorServer):
             return self._ok(self._batch_object(batch))
 
     def _batch_delete(self, req: Request) -> Response:
-        try:
-            batch = self._batch(req)
-            if batch.status != "ended":
-                raise _invalid(
-                    f"Batch {batch.id} cannot be deleted while processing; cancel it first"
-                )
-        except APIFailure as failure:
-            return self._fail(failure)
+        batch = self._batch(req)
+        if batch.status != "ended":
+            raise _invalid(f"Batch {batch.id} cannot be deleted while processing; cancel it first")
         with self._lock:
             self.batches.pop(batch.id, None)
         return self._ok({"id": batch.id, "type": "message_batch_deleted"})
 
     def _batch_list(self, req: Request) -> Response:
-        try:
-            self._begin(req)
-        except APIFailure as failure:
-            return self._fail(failure)
+        self._begin(req)
         try:
             limit = max(1, min(1000, int((req.query.get("limit") or ["20"])[0])))
         except ValueError:
@@ -952,12 +945,9 @@ class AnthropicEmulator(EmulatorServer):
         )
 
     def _batch_results(self, req: Request) -> Response:
-        try:
-            batch = self._batch(req)
-            if batch.status != "ended":
-                raise _invalid(f"Batch {batch.id} has not finished processing; no results yet")
-        except APIFailure as failure:
-            return self._fail(failure)
+        batch = self._batch(req)
+        if batch.status != "ended":
+            raise _invalid(f"Batch {batch.id} has not finished processing; no results yet")
         lines = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in batch.results)
         return Response(
             200, lines.encode("utf-8"), {"request-id": _new_id("req")}, "application/x-jsonl"

@@ -34,8 +34,7 @@ from itertools import combinations
 import numpy as np
 
 from situate.errors import SituateError
-
-_BLOCK = 2000  # resamples drawn at a time
+from situate.evaluation.statistics import percentile_interval
 
 
 @dataclass(frozen=True)
@@ -70,16 +69,12 @@ def difference_ci(
     if not len(h) or not len(s):
         raise SituateError("agreement: each question set needs at least one scored question")
     rng = np.random.default_rng(seed)
-    diffs, done = [], 0
-    while done < resamples:
-        n = min(_BLOCK, resamples - done)
+
+    def differences(n: int) -> np.ndarray:
         hs = h[rng.integers(0, len(h), size=(n, len(h)))].mean(axis=1)
-        ss = s[rng.integers(0, len(s), size=(n, len(s)))].mean(axis=1)
-        diffs.append(ss - hs)
-        done += n
-    all_diffs = np.concatenate(diffs)
-    tail = (1 - confidence) / 2
-    return float(np.quantile(all_diffs, tail)), float(np.quantile(all_diffs, 1 - tail))
+        return s[rng.integers(0, len(s), size=(n, len(s)))].mean(axis=1) - hs
+
+    return percentile_interval(differences, resamples, confidence)
 
 
 def set_agreement(
@@ -148,14 +143,10 @@ def tau_interval(
     h = _matrix(human, arms, "human")
     s = _matrix(synthetic, arms, "synthetic")
     rng = np.random.default_rng(seed)
-    taus, done = [], 0
-    while done < resamples:
-        n = min(_BLOCK, resamples - done)
-        taus.append(tau_b(_resampled_means(h, n, rng), _resampled_means(s, n, rng)))
-        done += n
-    all_taus = np.concatenate(taus)
-    tail = (1 - confidence) / 2
-    return float(np.quantile(all_taus, tail)), float(np.quantile(all_taus, 1 - tail))
+    return percentile_interval(
+        lambda n: tau_b(_resampled_means(h, n, rng), _resampled_means(s, n, rng)),
+        resamples, confidence,
+    )  # fmt: skip
 
 
 def _matrix(scores: Mapping[str, Sequence[float]], arms: list[str], name: str) -> np.ndarray:

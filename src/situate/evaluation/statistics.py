@@ -11,6 +11,7 @@ Rejective Multiple Test Procedure", 1979.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,16 +61,24 @@ def bootstrap_ci(
     if len(d) == 0:
         return (0.0, 0.0)
     rng = np.random.default_rng(seed)
-    means = []
-    done = 0
+    return percentile_interval(
+        lambda n: d[rng.integers(0, len(d), size=(n, len(d)))].mean(axis=1), resamples, confidence
+    )
+
+
+def percentile_interval(
+    draw: Callable[[int], np.ndarray], resamples: int, confidence: float
+) -> tuple[float, float]:
+    """The percentile interval of ``resamples`` bootstrap replicates of a statistic, drawn
+    ``_BLOCK`` at a time (``draw(n)`` returns ``n`` replicates; bounded memory)."""
+    parts, done = [], 0
     while done < resamples:
         n = min(_BLOCK, resamples - done)
-        idx = rng.integers(0, len(d), size=(n, len(d)))
-        means.append(d[idx].mean(axis=1))
+        parts.append(draw(n))
         done += n
-    all_means = np.concatenate(means)
+    values = np.concatenate(parts)
     tail = (1 - confidence) / 2
-    return float(np.quantile(all_means, tail)), float(np.quantile(all_means, 1 - tail))
+    return float(np.quantile(values, tail)), float(np.quantile(values, 1 - tail))
 
 
 def holm(pvalues: list[float]) -> list[float]:

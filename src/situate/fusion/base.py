@@ -130,16 +130,15 @@ def pooled(lists: Mapping[str, Rankings], needs: tuple[str, ...], pool: int) -> 
 class NormalizedSum:
     """``score(d) = sum over lists l containing d of w_l * normalize(scores of l)(d)``.
 
-    Subclasses set ``normalize`` (a per-list score normaliser); methods without weights use 1.
+    Subclasses set ``normalize`` (a per-list score normaliser); this base weighs every list 1,
+    :class:`WeightedNormalizedSum` takes the weights as a parameter.
     """
 
     needs = RETRIEVERS
     normalize: Callable[[np.ndarray], np.ndarray]
 
-    def __init__(self, weights: Mapping[str, float] | None = None, pool: int = 150):
-        self.weights = list_weights(
-            {n: 1.0 for n in self.needs} if weights is None else weights, self.needs
-        )
+    def __init__(self, pool: int = 150):
+        self.weights = list_weights({n: 1.0 for n in self.needs}, self.needs)
         self.pool = pool
 
     def fuse(self, lists: Mapping[str, Rankings], depth: int) -> Rankings:
@@ -149,6 +148,17 @@ class NormalizedSum:
             lambda n, _ranks, scores: self.weights[n] * normalize(scores),
             depth,
         )
+
+
+class WeightedNormalizedSum(NormalizedSum):
+    """A :class:`NormalizedSum` with one weight per list, ``{dense: 0.5, sparse: 0.5}`` by
+    default."""
+
+    def __init__(self, weights: Mapping[str, float] | None = None, pool: int = 150):
+        self.weights = list_weights(
+            {n: 0.5 for n in self.needs} if weights is None else weights, self.needs
+        )
+        self.pool = pool
 
 
 class SingleList:

@@ -24,6 +24,3 @@ class CombSum(NormalizedSum):
 
     name = "comb_sum"
     normalize = staticmethod(minmax)
-
-    def __init__(self, pool: int = 150):
-        super().__init__(None, pool)

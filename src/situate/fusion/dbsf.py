@@ -39,6 +39,3 @@ class DBSF(NormalizedSum):
 
     name = "dbsf"
     normalize = staticmethod(three_sigma)
-
-    def __init__(self, pool: int = 150):
-        super().__init__(None, pool)

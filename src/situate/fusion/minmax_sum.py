@@ -10,12 +10,10 @@ score included) gives each of its chunks 1.0 (see ``fusion.base.minmax``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from situate.fusion.base import RETRIEVERS, NormalizedSum, minmax
+from situate.fusion.base import WeightedNormalizedSum, minmax
 
 
-class MinMaxSum(NormalizedSum):
+class MinMaxSum(WeightedNormalizedSum):
     """Weighted sum of per-list min-max normalised scores.
 
     Parameters
@@ -28,6 +26,3 @@ class MinMaxSum(NormalizedSum):
 
     name = "minmax_sum"
     normalize = staticmethod(minmax)
-
-    def __init__(self, weights: Mapping[str, float] | None = None, pool: int = 150):
-        super().__init__({n: 0.5 for n in RETRIEVERS} if weights is None else weights, pool)

@@ -10,11 +10,9 @@ bottom half of a list ranks below a chunk absent from it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
-from situate.fusion.base import RETRIEVERS, NormalizedSum, finite_only
+from situate.fusion.base import WeightedNormalizedSum, finite_only
 
 
 @finite_only
@@ -26,7 +24,7 @@ def zscore(scores: np.ndarray) -> np.ndarray:
     return (scores - scores.mean()) / std
 
 
-class ZScoreSum(NormalizedSum):
+class ZScoreSum(WeightedNormalizedSum):
     """Weighted sum of per-list z-scores.
 
     Parameters
@@ -39,6 +37,3 @@ class ZScoreSum(NormalizedSum):
 
     name = "zscore_sum"
     normalize = staticmethod(zscore)
-
-    def __init__(self, weights: Mapping[str, float] | None = None, pool: int = 150):
-        super().__init__({n: 0.5 for n in RETRIEVERS} if weights is None else weights, pool)

@@ -12,10 +12,10 @@ import time
 from collections.abc import Callable
 
 from situate.errors import SituateError
+from situate.llm.base import SdkProvider
 from situate.paid.llm import TTL_SECONDS, LLMRequest, LLMResponse
 from situate.paid.retry import with_retries
 from situate.providers import anthropic as vendor
-from situate.providers import refused_key
 from situate.records import Usage
 
 TTLS = tuple(TTL_SECONDS)
@@ -30,7 +30,7 @@ def sdk_has_sampling_params() -> bool:
     return "temperature" in inspect.signature(Messages.create).parameters
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider):
     """Claude Messages API.
 
     Parameters
@@ -65,6 +65,8 @@ class AnthropicProvider:
     """
 
     name = "anthropic"
+    vendor = vendor
+    sdk = "anthropic"
     counting_endpoint = True  # count_tokens() is the Messages API's count_tokens endpoint
     signals_start = True  # complete(on_start=...) calls back when the answer starts
 
@@ -92,17 +94,8 @@ class AnthropicProvider:
         self.min_cacheable_tokens = min_cacheable_tokens
         self.context_window = context_window
         self.thinking = thinking
-        self.base_url = base_url
-        self.endpoint = vendor.VENDOR.endpoint(base_url)
-        self.api_key_env = api_key_env
-        self.max_retries, self.backoff_base, self.backoff_max = (
-            max_retries,
-            backoff_base,
-            backoff_max,
-        )
-        self.timeout = timeout
+        self._connect(base_url, api_key_env, max_retries, backoff_base, backoff_max, timeout)
         self.batch_poll_seconds = batch_poll_seconds
-        self._client = None
         self._sampling: bool | None = None
 
     def identity(self) -> dict:
@@ -113,13 +106,6 @@ class AnthropicProvider:
             "thinking": self.thinking,
             "endpoint": self.endpoint,
         }
-
-    def client(self):
-        if self._client is None:
-            self._client = vendor.client(
-                f"llm={self.model}", self.api_key_env, self.base_url, self.timeout
-            )
-        return self._client
 
     def params(self, request: LLMRequest) -> dict:
         """The Messages API request body for ``request``."""
@@ -190,13 +176,6 @@ class AnthropicProvider:
         return LLMResponse(
             request.answer_prefix + text, usage, message.model, seconds, retries, batch, extra
         )
-
-    def _retryable(self, error: Exception) -> tuple[bool, float | None]:
-        import anthropic
-
-        if isinstance(error, anthropic.AuthenticationError):
-            raise SituateError(refused_key(f"llm={self.model}", self.api_key_env)) from None
-        return vendor.retryable(error)
 
     def count_tokens(self, text: str) -> int:
         """Exact count from the API's token-counting endpoint (retried like a completion)."""

@@ -11,15 +11,14 @@ from __future__ import annotations
 import hashlib
 import time
 
-from situate.errors import SituateError
+from situate.llm.base import SdkProvider
 from situate.paid.llm import LLMRequest, LLMResponse
 from situate.paid.retry import with_retries
 from situate.providers import openai as vendor
-from situate.providers import refused_key
 from situate.records import Usage
 
 
-class OpenAIChatProvider:
+class OpenAIChatProvider(SdkProvider):
     """OpenAI Chat Completions.
 
     Parameters
@@ -42,6 +41,8 @@ class OpenAIChatProvider:
     """
 
     name = "openai"
+    vendor = vendor
+    sdk = "openai"
     counting_endpoint = False  # count_tokens() estimates: Chat Completions has no counter
 
     def __init__(
@@ -62,16 +63,7 @@ class OpenAIChatProvider:
         self.temperature = temperature
         self.min_cacheable_tokens = min_cacheable_tokens
         self.context_window = context_window
-        self.base_url = base_url
-        self.endpoint = vendor.VENDOR.endpoint(base_url)
-        self.api_key_env = api_key_env
-        self.max_retries, self.backoff_base, self.backoff_max = (
-            max_retries,
-            backoff_base,
-            backoff_max,
-        )
-        self.timeout = timeout
-        self._client = None
+        self._connect(base_url, api_key_env, max_retries, backoff_base, backoff_max, timeout)
 
     def identity(self) -> dict:
         return {
@@ -80,13 +72,6 @@ class OpenAIChatProvider:
             "temperature": self.temperature,
             "endpoint": self.endpoint,
         }
-
-    def client(self):
-        if self._client is None:
-            self._client = vendor.client(
-                f"llm={self.model}", self.api_key_env, self.base_url, self.timeout
-            )
-        return self._client
 
     def params(self, request: LLMRequest) -> dict:
         prompt = request.prompt
@@ -128,13 +113,6 @@ class OpenAIChatProvider:
         return LLMResponse(
             text, usage, completion.model, time.perf_counter() - t, retries, False, extra
         )
-
-    def _retryable(self, error: Exception) -> tuple[bool, float | None]:
-        import openai
-
-        if isinstance(error, openai.AuthenticationError):
-            raise SituateError(refused_key(f"llm={self.model}", self.api_key_env)) from None
-        return vendor.retryable(error)
 
     def count_tokens(self, text: str) -> int:
         """An estimate (4 characters a token): the Chat Completions API has no counting endpoint."""

@@ -8,7 +8,6 @@ model's own output (for one-label models such as the ms-marco ones, a sigmoid in
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -16,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from situate.devices import cpu_threads, torch_device
 from situate.errors import SituateError, Unavailable
 from situate.money.billing import Unbilled
+from situate.providers.local import model_folder, offline_torch
 from situate.truncation import TokenWindow, model_folder_window
 
 CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L6-v2"  # conf/reranker/cross_encoder.yaml's model
@@ -99,13 +98,12 @@ class CrossEncoderReranker(Unbilled):
     def model_dir(self) -> str:
         """The local folder of the model (a name is looked up in the Hugging Face cache only)."""
         if self.path:
-            p = Path(self.path).expanduser()
-            if not p.is_dir():
-                raise SituateError(
-                    f"reranker.path={p}: model folder not found; point it at a cross-encoder "
-                    "folder (config.json, model weights, tokenizer), or use reranker=none"
+            return str(
+                model_folder(
+                    self.path, "reranker.path", "point it at a cross-encoder folder (config.json, "
+                    "model weights, tokenizer), or use reranker=none",
                 )
-            return str(p)
+            )  # fmt: skip
         from huggingface_hub import snapshot_download
         from huggingface_hub.errors import LocalEntryNotFoundError
 
@@ -132,17 +130,10 @@ class CrossEncoderReranker(Unbilled):
 
     def _load(self):
         if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            device = offline_torch(self.device, self.threads, "reranker.device")
             folder = self.model_dir()
-            import torch
-            import transformers
             from sentence_transformers import CrossEncoder
 
-            transformers.logging.set_verbosity_error()
-            transformers.logging.disable_progress_bar()
-            device = torch_device(self.device, "reranker.device")
-            torch.set_num_threads(cpu_threads(self.threads))
             try:
                 self._model = CrossEncoder(folder, device=device, max_length=self.max_length)
             except (OSError, ValueError) as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
+from situate.errors import SituateError
 from situate.rankings import Rankings
 
 
@@ -30,3 +31,16 @@ class SparseEngine(Protocol):
     def load(self, folder: Path) -> None: ...
 
     def search(self, queries: list[str], depth: int) -> Rankings: ...
+
+
+def paired_contexts(
+    engine: str, texts: list[str], contexts: list[str] | None, context_field: bool
+) -> list[str] | None:
+    """The contexts an engine with a ``context_field`` option indexes apart: ``contexts`` (one
+    per text) with it, None without it (the texts already hold their contexts)."""
+    if contexts is not None and len(contexts) != len(texts):
+        raise SituateError(
+            f"sparse={engine}: {len(contexts)} contexts for {len(texts)} chunk texts; "
+            "they must pair up one to one"
+        )
+    return contexts if context_field else None

@@ -20,6 +20,7 @@ from situate.errors import SituateError
 from situate.postgres import DSN_ENV
 from situate.postgres.client import Postgres, read_manifest, table_name, write_manifest
 from situate.rankings import Rankings
+from situate.sparse.base import paired_contexts
 from situate.store import texts_hash
 
 RANKS = ("ts_rank", "ts_rank_cd")
@@ -99,13 +100,7 @@ class PostgresFtsEngine:
     # --- build / save / load --------------------------------------------------------------------
 
     def build(self, texts: list[str], contexts: list[str] | None = None) -> None:
-        if contexts is not None and len(contexts) != len(texts):
-            raise SituateError(
-                f"sparse=postgres_fts: {len(contexts)} contexts for {len(texts)} chunk texts; "
-                "they must pair up one to one"
-            )
-        if not self.context_field:
-            contexts = None  # the texts already hold their contexts (see SparseEngine)
+        contexts = paired_contexts("postgres_fts", texts, contexts, self.context_field)
         digest = texts_hash([texts_hash(texts), texts_hash(contexts or [])])
         name, key = table_name("sparse", self.identity(), digest)
         self._open(name, key, len(texts), lambda: (texts, contexts))

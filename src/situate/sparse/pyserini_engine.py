@@ -26,6 +26,7 @@ import numpy as np
 from situate.errors import SituateError
 from situate.rankings import Rankings, sort_desc
 from situate.sparse import jvm
+from situate.sparse.base import paired_contexts
 
 CONTENTS, CONTEXT, ID = "contents", "context", "id"  # Anserini's field names (+ ours for context)
 ENGLISH_STEMMERS = ("porter", "krovetz", "none")
@@ -207,13 +208,7 @@ class PyseriniEngine:
 
     def build(self, texts: list[str], contexts: list[str] | None = None) -> None:
         """Index ``texts`` (and, with ``context_field``, ``contexts``) into a temporary folder."""
-        if contexts is not None and len(contexts) != len(texts):
-            raise SituateError(
-                f"sparse=pyserini: {len(contexts)} contexts for {len(texts)} chunk texts; "
-                "they must pair up one to one"
-            )
-        if not self.context_field:
-            contexts = None  # the texts already hold their contexts (see SparseEngine)
+        contexts = paired_contexts("pyserini", texts, contexts, self.context_field)
         jvm.start_jvm()
         folder = Path(tempfile.mkdtemp(prefix="situate-lucene-"))
         try:
