@@ -353,6 +353,37 @@ def test_chunks_are_cut_once_per_corpus_and_chunker(tmp_path: Path, monkeypatch)
         again.chunks(corpus)
 
 
+def test_two_jobs_side_by_side_cut_the_same_chunks_once(tmp_path: Path, monkeypatch) -> None:
+    """Two jobs of a joblib sweep over one corpus and chunker: the second waits for the first's
+    chunks and reads them from the cache (the sleep makes the two overlap without the lock)."""
+    import threading
+    import time as clock
+
+    cut = []
+    chunk = ParagraphChunker.chunk
+
+    def slow_chunk(self, corpus):
+        cut.append(threading.get_ident())
+        clock.sleep(0.3)
+        return chunk(self, corpus)
+
+    monkeypatch.setattr(ParagraphChunker, "chunk", slow_chunk)
+    results: list = []
+    jobs = [
+        threading.Thread(
+            target=lambda: results.append(
+                pipeline(tmp_path, HandSetEmbedder(), HandSetSparse()).chunks(FakeDataset().load())
+            )
+        )
+        for _ in range(2)
+    ]
+    for job in jobs:
+        job.start()
+    for job in jobs:
+        job.join()
+    assert len(cut) == 1 and len(results) == 2 and results[0] == results[1]
+
+
 def test_the_corpus_digest_names_document_ids_texts_and_shipped_chunks() -> None:
     corpus = FakeDataset().load()
     digest = corpus_digest(corpus)

@@ -195,12 +195,14 @@ class Pipeline:
         them once."""
         key = content_hash("chunks", CHUNKS_FORMAT, self.chunker.identity(), corpus_digest(corpus))
         path = self.cache.path("chunks", key) / "chunks.pkl"
-        if path.is_file():
-            log.info("chunks: cached (%s)", key[:12])
-            return pickle.loads(path.read_bytes())
-        chunks = self.chunker.chunk(corpus)
-        with self.cache.writing("chunks", key) as tmp:
-            (tmp / "chunks.pkl").write_bytes(pickle.dumps(chunks, protocol=pickle.HIGHEST_PROTOCOL))
+        with exclusive(self.locks, f"chunks-{key}"):  # a parallel job cutting the same: wait
+            if path.is_file():
+                log.info("chunks: cached (%s)", key[:12])
+                return pickle.loads(path.read_bytes())
+            chunks = self.chunker.chunk(corpus)
+            with self.cache.writing("chunks", key) as tmp:
+                blob = pickle.dumps(chunks, protocol=pickle.HIGHEST_PROTOCOL)
+                (tmp / "chunks.pkl").write_bytes(blob)
         return chunks
 
     def build_indexes(
