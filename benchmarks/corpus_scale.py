@@ -1,6 +1,7 @@
 """Sweeps at corpus scale: a folder of annual reports as PDF (~10,000 pages) and the grid a user runs.
 
-    .venv/bin/python benchmarks/corpus_scale.py [--pages 10000] [--dense] [--work DIR] [--out DIR]
+    .venv/bin/python benchmarks/corpus_scale.py [--pages 10000] [--dense] [--n-jobs N] [--work DIR]
+        [--out DIR]
 
 1. The corpus: several companies' annual reports over several years, as filings are (a cover
    page, the same sections every year, tables of numbers that change by company and year),
@@ -15,7 +16,10 @@
 3. The same grid again over the warm caches (a new ``output_dir``, the same ``cache_dir``):
    ``corpus_grid_warm_seconds`` and each job's ``load_seconds`` (parsed documents, gold and
    chunks from the corpus and chunk caches), the largest as ``corpus_grid_warm_load_seconds_max``.
-4. With ``--dense``: a hybrid grid (``embedder=minilm fusion=rrf`` on each chunking, context=none):
+4. With ``--n-jobs N``: the same grid with the jobs side by side (``hydra/launcher=joblib
+   hydra.launcher.n_jobs=N``), cold (its own cache folder, the parse cache copied when the first
+   grid's was warm) then warm: ``corpus_grid_joblib_seconds``, ``corpus_grid_joblib_warm_seconds``.
+5. With ``--dense``: a hybrid grid (``embedder=minilm fusion=rrf`` on each chunking, context=none):
    ``corpus_dense_texts_per_second`` (chunks indexed / the dense indexes' seconds, from a cold
    embedding cache).
 
@@ -29,6 +33,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -232,6 +237,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pages", type=int, default=10_000, help="pages of the corpus (~)")
     ap.add_argument("--dense", action="store_true", help="also time a hybrid grid (MiniLM)")
+    ap.add_argument("--n-jobs", type=int, help="also time the grid with joblib's N jobs at a time")
     ap.add_argument("--work", type=Path, help="folder of the sweeps' outputs (default: temporary)")
     ap.add_argument("--out", type=Path, default=OUT, help="where the corpus and figures go")
     args = ap.parse_args()
@@ -270,6 +276,24 @@ def main() -> None:
         "jobs_cold": cold_jobs,
         "jobs_warm": warm_jobs,
     }
+    if args.n_jobs:
+        side_by_side = [*grid, "hydra/launcher=joblib", f"hydra.launcher.n_jobs={args.n_jobs}"]
+        cache = work / f"cache-joblib-{args.n_jobs}"
+        if parse_cache_warm and not (cache / "parsed.sqlite").is_file():
+            cache.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(work / "cache" / "parsed.sqlite", cache / "parsed.sqlite")
+        load = os.getloadavg()
+        seconds, rows = sweep(side_by_side, work / "joblib-cold", cache)
+        warm_seconds, warm_rows = sweep(side_by_side, work / "joblib-warm", cache)
+        result.update(
+            corpus_grid_joblib_n_jobs=args.n_jobs,
+            corpus_grid_joblib_seconds=round(seconds, 1),
+            corpus_grid_joblib_warm_seconds=round(warm_seconds, 1),
+            joblib_load_average_at_start=[round(x, 2) for x in load],
+            joblib_load_average_at_end=[round(x, 2) for x in os.getloadavg()],
+            jobs_joblib_cold=job_figures(rows),
+            jobs_joblib_warm=job_figures(warm_rows),
+        )
     if args.dense:
         dense_grid = [*common, "context=none", "embedder=minilm", "fusion=rrf"]
         seconds, rows = sweep(dense_grid, work / "dense", work / "cache")

@@ -1,32 +1,42 @@
-"""Side by side with context-grid (PyPI, MIT), the closest peer: the same small grid in both tools.
+"""Side by side with context-grid (PyPI, MIT), the closest peer: the same arms in both tools.
 
-    .venv/bin/python benchmarks/peer_grid.py
+    .venv/bin/python benchmarks/peer_grid.py [--arms bm25,hybrid,dense] [--no-grid] [--out DIR]
 
 The cookbook set with Claude's recorded contexts prepended to each chunk as text (context, blank
 line, chunk), 248 questions whose gold is the golden chunk's text. The arms both tools have
-offline, each run as one sweep in a fresh process, cold (empty caches) then warm (the same cache
-folder again):
+offline:
 
-* BM25 alone: situate ``fusion=sparse_only`` (bm25s), context-grid ``index=bm25``;
-* hybrid of BM25 with each tool's offline dense option: situate ``fusion=rrf`` with
+* ``bm25``: BM25 alone: situate ``fusion=sparse_only`` (bm25s), context-grid ``index=bm25``;
+* ``hybrid``: BM25 with each tool's offline dense option: situate ``fusion=rrf`` with
   ``embedder=minilm`` (all-MiniLM-L6-v2, a neural model on the CPU), context-grid
-  ``index=hybrid`` with ``embedder=tfidf`` (its own TF-IDF vectors; RRF, k 60).
+  ``index=hybrid`` with ``embedder=tfidf`` (its own TF-IDF vectors; RRF, k 60);
+* ``dense``: the dense side alone: situate ``fusion=dense_only`` (MiniLM), context-grid
+  ``index=dense`` (TF-IDF).
+
+Per arm (what a user trades): each tool runs that arm alone in a fresh process on empty caches of
+its own (cold), then again on them (warm); ``peer_grid_arms`` has, per arm and phase, each tool's
+wall seconds, the ratio (context-grid / situate: above 1 means situate is faster) and each tool's
+Pass@5/10/20, with the load average before and after (the machine may be shared). The two-arm
+grid of earlier rounds (BM25 and hybrid in one sweep per tool, cold then warm) is timed too
+(``--no-grid`` leaves it out): ``peer_grid_wall_ratio`` and ``peer_grid_wall_ratio_warm``.
 
 Where the arms are not identical (said in the output too): the dense sides differ in kind
-(a neural embedder vs TF-IDF), so the hybrid arms compare tools' defaults, not one method; the
-BM25 implementations differ (bm25s vs context-grid's own: tokenisation, k1/b); context-grid
-sees each chunk as a one-chunk document (``chunker=fixed:8192``), situate its prechunked set
-with ``context.placement=before``; Pass@k is situate's (fraction of golden chunks in the top k)
-and context-grid's ``recall@k`` (fraction of relevant chunks in the top k), the same quantity
-when each question's gold chunks are whole chunks, as here.
+(a neural embedder vs TF-IDF), so the hybrid and dense arms compare tools' defaults, not one
+method; the BM25 implementations differ (bm25s vs context-grid's own: tokenisation, k1/b);
+context-grid sees each chunk as a one-chunk document (``chunker=fixed:8192``), situate its
+prechunked set with ``context.placement=before``; Pass@k is situate's (fraction of golden chunks
+in the top k) and context-grid's ``recall@k`` (fraction of relevant chunks in the top k), the
+same quantity when each question's gold chunks are whole chunks, as here.
 
-Writes outputs/bench/peer_grid.json and merges ``peer_grid_wall_ratio`` (peer / situate, cold)
-and ``peer_grid_wall_ratio_warm`` into outputs/bench/summary.json.
+Writes outputs/bench/peer_grid.json and merges ``peer_grid_arms``, ``peer_grid_wall_ratio`` and
+``peer_grid_wall_ratio_warm`` into outputs/bench/summary.json; prints the per-arm table.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -36,7 +46,13 @@ from pathlib import Path
 from common import DATA, OUT, PY, REPO, merge_summary, write_json
 
 KS = (5, 10, 20)
-SITUATE_ARMS = {"sparse_only": "bm25", "rrf": "hybrid"}
+SITUATE_ARMS = {"sparse_only": "bm25", "rrf": "hybrid"}  # fusion -> arm, in the two-arm grid
+# arm -> (situate's overrides, context-grid's index): BM25 alone, the hybrid, the dense side alone
+ARMS = {
+    "bm25": (["fusion=sparse_only"], "bm25"),
+    "hybrid": (["embedder=minilm", "fusion=rrf"], "hybrid"),
+    "dense": (["embedder=minilm", "fusion=dense_only"], "dense"),
+}
 
 
 def peer_inputs(folder: Path) -> tuple[Path, Path]:
@@ -77,7 +93,7 @@ from contextgrid.core.evalset import EvalItem, EvalSet
 texts = json.load(open(sys.argv[1]))
 items = tuple(EvalItem.from_dict(q) for q in json.load(open(sys.argv[2])))
 lab = cg.Lab(texts, cache=DiskCache(sys.argv[3]))
-lab.grid(chunker="fixed:8192", embedder="tfidf", index=["bm25", "hybrid"], k=20)
+lab.grid(chunker="fixed:8192", embedder="tfidf", index=sys.argv[5].split(","), k=20)
 results = lab.run(EvalSet("cookbook", items))
 out = {r.config.index: {f"pass_at_{k}": r.metric(f"recall@{k}") for k in (5, 10, 20)} for r in results}
 json.dump(out, open(sys.argv[4], "w"))
@@ -94,45 +110,121 @@ def timed(cmd: list[str], label: str) -> float:
     return seconds
 
 
-def situate_grid(output_dir: Path, label: str) -> tuple[float, dict]:
+def situate_grid(overrides: list[str], output_dir: Path, cache_dir: Path, label: str):
+    """Wall seconds of one ``situate run -m`` in a fresh process and each job's Pass@k by its
+    fusion option."""
     seconds = timed(
         [PY, "-m", "situate.cli", "run", "-m", "context=replay", "context.placement=before",
-         "embedder=minilm", f"fusion={','.join(SITUATE_ARMS)}", "tracking=none",
-         f"data_dir={DATA.parent}", f"output_dir={output_dir}"],
+         *overrides, "tracking=none", f"data_dir={DATA.parent}", f"output_dir={output_dir}",
+         f"cache_dir={cache_dir}"],
         label,
     )  # fmt: skip
     arms = {}
     for f in output_dir.rglob("result.json"):
         row = json.loads(f.read_text())
-        m = row["metrics"]
-        arms[SITUATE_ARMS[row["choices"]["fusion"]]] = {
-            f"pass_at_{k}": m[f"pass_at_{k}"] for k in KS
+        arms[row["choices"]["fusion"]] = {
+            f"pass_at_{k}": row["metrics"][f"pass_at_{k}"] for k in KS
         }
     return seconds, arms
 
 
+def load_average() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def arm_rows(work: Path, corpus_json: Path, questions_json: Path, peer_py: Path, arms: list[str]):
+    """Per arm, each tool in a fresh process on empty caches of its own (cold), then again on
+    them (warm): wall seconds, the ratio peer / situate, Pass@k, the load average."""
+    rows = []
+    for arm in arms:
+        overrides, index = ARMS[arm]
+        fusion = overrides[-1].split("=")[1]
+        for phase in ("cold", "warm"):
+            load = load_average()
+            s_wall, s_arms = situate_grid(
+                overrides, work / arm / f"situate-{phase}", work / arm / "situate-cache",
+                f"situate {arm} ({phase})",
+            )  # fmt: skip
+            out = work / arm / f"peer-{phase}.json"
+            p_wall = timed(
+                [PY, str(peer_py), str(corpus_json), str(questions_json),
+                 str(work / arm / "peer-cache"), str(out), index],
+                f"context-grid {arm} ({phase})",
+            )  # fmt: skip
+            s_m, p_m = s_arms[fusion], json.loads(out.read_text())[index]
+            row = {
+                "arm": arm,
+                "phase": phase,
+                "situate_seconds": round(s_wall, 2),
+                "peer_seconds": round(p_wall, 2),
+                "ratio": round(p_wall / s_wall, 3),
+                **{f"situate_pass_at_{k}": round(s_m[f"pass_at_{k}"], 4) for k in KS},
+                **{f"peer_pass_at_{k}": round(p_m[f"pass_at_{k}"], 4) for k in KS},
+                "load_average": [load, load_average()],
+            }
+            rows.append(row)
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    """The per-arm rows as a fixed-width table (seconds, ratio, Pass@5 of each tool, load)."""
+    head = f"{'arm':7s} {'phase':5s} {'situate s':>9s} {'peer s':>7s} {'peer/sit':>8s} "
+    head += f"{'sit P@5':>7s} {'peer P@5':>8s} {'load':>5s}"
+    lines = [head]
+    for r in rows:
+        lines.append(
+            f"{r['arm']:7s} {r['phase']:5s} {r['situate_seconds']:9.2f} {r['peer_seconds']:7.2f} "
+            f"{r['ratio']:8.3f} {r['situate_pass_at_5'] * 100:7.1f} {r['peer_pass_at_5'] * 100:8.1f} "
+            f"{r['load_average'][0][0]:5.1f}"
+        )
+    return "\n".join(lines)
+
+
 def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arms", default=",".join(ARMS), help=f"of {', '.join(ARMS)}")
+    ap.add_argument("--grid", action=argparse.BooleanOptionalAction, default=True,
+                    help="also time the two-arm grid (BM25 and hybrid in one sweep)")  # fmt: skip
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args()
+    arms = [a for a in args.arms.split(",") if a]
+    unknown = sorted(set(arms) - set(ARMS))
+    if unknown:
+        ap.error(f"unknown arm {unknown[0]}; arms: {', '.join(ARMS)}")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         corpus_json, questions_json = peer_inputs(work)
         peer_py = work / "peer.py"
         peer_py.write_text(PEER)
         result: dict = {"situate": {}, "peer": {}}
-        for phase in ("cold", "warm"):  # the second pass finds each tool's cache filled
-            s_wall, s_arms = situate_grid(work / "situate", f"situate grid ({phase})")
-            out = work / f"peer_{phase}.json"
-            p_wall = timed(
-                [PY, str(peer_py), str(corpus_json), str(questions_json), str(work / "peer_cache"), str(out)],
-                f"context-grid grid ({phase})",
-            )  # fmt: skip
-            result["situate"][phase] = {"wall_seconds": round(s_wall, 2), "arms": s_arms}
-            result["peer"][phase] = {
-                "wall_seconds": round(p_wall, 2),
-                "arms": json.loads(out.read_text()),
-            }
-    cold, warm = (result["peer"][p]["wall_seconds"] / result["situate"][p]["wall_seconds"] for p in ("cold", "warm"))  # fmt: skip
-    result["peer_grid_wall_ratio"] = round(cold, 3)
-    result["peer_grid_wall_ratio_warm"] = round(warm, 3)
+        if args.grid:
+            for phase in ("cold", "warm"):  # the second pass finds each tool's cache filled
+                load = load_average()
+                s_wall, s_arms = situate_grid(
+                    ["embedder=minilm", f"fusion={','.join(SITUATE_ARMS)}"],
+                    work / f"situate-{phase}", work / "situate-cache", f"situate grid ({phase})",
+                )  # fmt: skip
+                out = work / f"peer_{phase}.json"
+                p_wall = timed(
+                    [PY, str(peer_py), str(corpus_json), str(questions_json),
+                     str(work / "peer_cache"), str(out), "bm25,hybrid"],
+                    f"context-grid grid ({phase})",
+                )  # fmt: skip
+                result["situate"][phase] = {
+                    "wall_seconds": round(s_wall, 2),
+                    "arms": {SITUATE_ARMS[f]: m for f, m in s_arms.items()},
+                    "load_average": [load, load_average()],
+                }
+                result["peer"][phase] = {
+                    "wall_seconds": round(p_wall, 2),
+                    "arms": json.loads(out.read_text()),
+                }
+        rows = arm_rows(work / "arms", corpus_json, questions_json, peer_py, arms)
+    result["peer_grid_arms"] = rows
+    if args.grid:
+        cold, warm = (result["peer"][p]["wall_seconds"] / result["situate"][p]["wall_seconds"] for p in ("cold", "warm"))  # fmt: skip
+        result["peer_grid_wall_ratio"] = round(cold, 3)
+        result["peer_grid_wall_ratio_warm"] = round(warm, 3)
     result["not_identical"] = [
         "dense side: situate all-MiniLM-L6-v2 (neural, CPU) vs context-grid TF-IDF",
         "BM25: bm25s vs context-grid's own implementation (tokenisation, parameters)",
@@ -141,18 +233,17 @@ def main() -> int:
         "wall times include each tool's process start and imports",
     ]
     for tool in ("situate", "peer"):  # a cache that changes the answer is worth saying
-        cold_arms, warm_arms = (result[tool][p]["arms"] for p in ("cold", "warm"))
-        for arm in cold_arms:
-            if cold_arms[arm] != warm_arms.get(arm):
+        for arm in arms:
+            cold_row, warm_row = (r for r in rows if r["arm"] == arm)
+            if cold_row[f"{tool}_pass_at_5"] != warm_row[f"{tool}_pass_at_5"]:
                 result["not_identical"].append(
-                    f"{tool} {arm}: Pass@5 {cold_arms[arm]['pass_at_5'] * 100:.1f} cold but "
-                    f"{warm_arms[arm]['pass_at_5'] * 100:.1f} warm, on the same inputs"
+                    f"{tool} {arm}: Pass@5 {cold_row[f'{tool}_pass_at_5'] * 100:.1f} cold but "
+                    f"{warm_row[f'{tool}_pass_at_5'] * 100:.1f} warm, on the same inputs"
                 )
-    for tool in ("situate", "peer"):
-        for arm, m in result[tool]["cold"]["arms"].items():
-            print(f"{tool:8s} {arm:7s} Pass@5/10/20 " + " / ".join(f"{m[f'pass_at_{k}'] * 100:.1f}" for k in KS))  # fmt: skip
-    print(f"wrote {write_json('peer_grid', result, OUT)}")
-    merge_summary({k: result[k] for k in ("peer_grid_wall_ratio", "peer_grid_wall_ratio_warm")})
+    print(table(rows))
+    print(f"wrote {write_json('peer_grid', result, args.out)}")
+    keys = ("peer_grid_arms", "peer_grid_wall_ratio", "peer_grid_wall_ratio_warm")
+    merge_summary({k: result[k] for k in keys if k in result}, args.out)
     return 0
 
 

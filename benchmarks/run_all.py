@@ -259,6 +259,11 @@ def build(
             add(s, f"{'situate' if tool == 'situate' else 'context-grid'} grid, {phase} caches", None, (pg.get(tool) or {}).get(phase, {}).get("wall_seconds"), " s", cmd)  # fmt: skip
     add(s, "**peer_grid_wall_ratio** (context-grid / situate, cold)", "peer_grid_wall_ratio", pg.get("peer_grid_wall_ratio"), "", cmd)  # fmt: skip
     add(s, "**peer_grid_wall_ratio_warm**", "peer_grid_wall_ratio_warm", pg.get("peer_grid_wall_ratio_warm"), "", cmd)  # fmt: skip
+    arms = pg.get("peer_grid_arms")
+    if arms is not None:
+        summary["peer_grid_arms"] = arms
+    for r in arms or []:  # each arm alone, each tool in its own process: what a user trades
+        add(s, f"{r['arm']} alone, {r['phase']}: situate / context-grid seconds (ratio context-grid / situate); Pass@5 situate / context-grid", None, f"{r['situate_seconds']} / {r['peer_seconds']} ({r['ratio']}); {r['situate_pass_at_5'] * 100:.1f} / {r['peer_pass_at_5'] * 100:.1f}", "", cmd)  # fmt: skip
     for tool in ("situate", "peer"):
         for arm, m in ((pg.get(tool) or {}).get("cold", {}).get("arms") or {}).items():
             add(s, f"{'situate' if tool == 'situate' else 'context-grid'} {arm}: Pass@5 / 10 / 20", None, " / ".join(f"{m[f'pass_at_{k}'] * 100:.1f}" for k in (5, 10, 20)), "", cmd)  # fmt: skip

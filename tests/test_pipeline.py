@@ -353,6 +353,69 @@ def test_chunks_are_cut_once_per_corpus_and_chunker(tmp_path: Path, monkeypatch)
         again.chunks(corpus)
 
 
+def test_two_jobs_side_by_side_cut_the_same_chunks_once(tmp_path: Path, monkeypatch) -> None:
+    """Two jobs of a joblib sweep over one corpus and chunker: the second waits for the first's
+    chunks and reads them from the cache (the sleep makes the two overlap without the lock)."""
+    import threading
+    import time as clock
+
+    cut = []
+    chunk = ParagraphChunker.chunk
+
+    def slow_chunk(self, corpus):
+        cut.append(threading.get_ident())
+        clock.sleep(0.3)
+        return chunk(self, corpus)
+
+    monkeypatch.setattr(ParagraphChunker, "chunk", slow_chunk)
+    results: list = []
+    jobs = [
+        threading.Thread(
+            target=lambda: results.append(
+                pipeline(tmp_path, HandSetEmbedder(), HandSetSparse()).chunks(FakeDataset().load())
+            )
+        )
+        for _ in range(2)
+    ]
+    for job in jobs:
+        job.start()
+    for job in jobs:
+        job.join()
+    assert len(cut) == 1 and len(results) == 2 and results[0] == results[1]
+
+
+def test_two_jobs_side_by_side_count_the_index_tokens_once(tmp_path: Path, monkeypatch) -> None:
+    """The chunks' WordPiece count (57 s for 66k chunks) serves every job of a chunking: two jobs
+    side by side count it once (the sleep makes the two overlap without the lock)."""
+    import threading
+    import time as clock
+
+    counted = []
+
+    def slow_counter(*args, **kwargs):
+        count, name = token_counter(*args, **kwargs)
+        counted.append(name)
+        clock.sleep(0.3)
+        return count, name
+
+    monkeypatch.setattr("situate.pipeline.token_counter", slow_counter)
+    texts = ["Glaciers carve valleys.", "Harbours shelter boats."]
+    found: list[int] = []
+    jobs = [
+        threading.Thread(
+            target=lambda: found.append(
+                pipeline(tmp_path, HandSetEmbedder(), HandSetSparse())._token_count(texts)
+            )
+        )
+        for _ in range(2)
+    ]
+    for job in jobs:
+        job.start()
+    for job in jobs:
+        job.join()
+    assert len(counted) == 1 and len(found) == 2 and found[0] == found[1] > 0
+
+
 def test_the_corpus_digest_names_document_ids_texts_and_shipped_chunks() -> None:
     corpus = FakeDataset().load()
     digest = corpus_digest(corpus)

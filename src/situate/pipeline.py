@@ -195,12 +195,14 @@ class Pipeline:
         them once."""
         key = content_hash("chunks", CHUNKS_FORMAT, self.chunker.identity(), corpus_digest(corpus))
         path = self.cache.path("chunks", key) / "chunks.pkl"
-        if path.is_file():
-            log.info("chunks: cached (%s)", key[:12])
-            return pickle.loads(path.read_bytes())
-        chunks = self.chunker.chunk(corpus)
-        with self.cache.writing("chunks", key) as tmp:
-            (tmp / "chunks.pkl").write_bytes(pickle.dumps(chunks, protocol=pickle.HIGHEST_PROTOCOL))
+        with exclusive(self.locks, f"chunks-{key}"):  # a parallel job cutting the same: wait
+            if path.is_file():
+                log.info("chunks: cached (%s)", key[:12])
+                return pickle.loads(path.read_bytes())
+            chunks = self.chunker.chunk(corpus)
+            with self.cache.writing("chunks", key) as tmp:
+                blob = pickle.dumps(chunks, protocol=pickle.HIGHEST_PROTOCOL)
+                (tmp / "chunks.pkl").write_bytes(blob)
         return chunks
 
     def build_indexes(
@@ -257,12 +259,13 @@ class Pipeline:
             joined and texts_hash(joined), at,
         )  # fmt: skip
         folder = self.cache.path("truncation", key)
-        if folder.is_dir():
-            found = Truncation.from_json((folder / "counts.json").read_text())
-        else:
-            found = measure(window, texts, joined, at if joined else None, reserved)
-            with self.cache.writing("truncation", key) as tmp:
-                (tmp / "counts.json").write_text(found.to_json())
+        with exclusive(self.locks, f"truncation-{key}"):  # a parallel job counting the same: wait
+            if folder.is_dir():
+                found = Truncation.from_json((folder / "counts.json").read_text())
+            else:
+                found = measure(window, texts, joined, at if joined else None, reserved)
+                with self.cache.writing("truncation", key) as tmp:
+                    (tmp / "counts.json").write_text(found.to_json())
         for line in warnings(index, window, found):
             log.warning("%s", line)
         return found
@@ -292,14 +295,15 @@ class Pipeline:
         folder = self.cache.path(
             "index_tokens", content_hash("index_tokens", LOCAL_TOKENIZER, texts_hash(texts))
         )
-        if folder.is_dir():
-            return int((folder / "count").read_text())
-        count, _ = token_counter(None, "local")
-        times = Counter(texts)
-        distinct = list(times)
-        tokens = sum(n * times[t] for t, n in zip(distinct, count(distinct), strict=True))
-        with self.cache.writing("index_tokens", folder.name) as tmp:
-            (tmp / "count").write_text(str(tokens))
+        with exclusive(self.locks, folder.name):  # a parallel job counting the same: wait
+            if folder.is_dir():
+                return int((folder / "count").read_text())
+            count, _ = token_counter(None, "local")
+            times = Counter(texts)
+            distinct = list(times)
+            tokens = sum(n * times[t] for t, n in zip(distinct, count(distinct), strict=True))
+            with self.cache.writing("index_tokens", folder.name) as tmp:
+                (tmp / "count").write_text(str(tokens))
         return tokens
 
     def searcher(self, chunks: list[Chunk], contexts: list[Context]) -> Searcher:

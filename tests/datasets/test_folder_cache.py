@@ -54,6 +54,35 @@ def test_a_second_load_reads_the_corpus_cache(
         FolderLoader(str(folder)).load()
 
 
+def test_two_jobs_side_by_side_read_the_folder_once(folder: Path, tmp_path: Path, monkeypatch):
+    """Two jobs of a joblib sweep load the same folder at once: the second waits for the first
+    and reads the corpus cache (the sleep makes the two overlap without the lock)."""
+    import threading
+    import time
+
+    reads = []
+    read = DocumentReader.read
+
+    def slow_read(self, root, files):
+        reads.append(root)
+        time.sleep(0.3)
+        return read(self, root, files)
+
+    monkeypatch.setattr(DocumentReader, "read", slow_read)
+    corpora: list = []
+    jobs = [
+        threading.Thread(target=lambda: corpora.append(loader(folder, tmp_path).load()))
+        for _ in range(2)
+    ]
+    for job in jobs:
+        job.start()
+    for job in jobs:
+        job.join()
+    assert len(reads) == 1 and len(corpora) == 2
+    assert corpora[0].documents == corpora[1].documents
+    assert corpora[0].questions == corpora[1].questions
+
+
 @pytest.mark.parametrize(
     "change",
     [

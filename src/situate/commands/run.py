@@ -85,10 +85,13 @@ def sweep_jobs(cfg, overrides: list[str]) -> list[tuple[list[str], str]] | None:
     ]
 
 
-def check_sweep_jobs(cfg, overrides: list[str]) -> None:
+def check_sweep_jobs(cfg, overrides: list[str], checked: list[str] | None = None) -> None:
     """Compose every job of the sweep and check what its stages need (``situate.preflight``): a
     config mistake in any job stops the sweep before it starts; a job that needs what is not
-    installed (``Unavailable``) is listed in one line as skipped, and skipped when it runs."""
+    installed (``Unavailable``) is listed in one line as skipped, and skipped when it runs.
+
+    ``checked``: the overrides of a job the caller has composed and checked already (the sweep's
+    first values), not composed again (a one-job sweep composes once here, not twice)."""
     from situate.errors import SituateError, Unavailable
     from situate.preflight import skipped_line, stages_of_run
 
@@ -97,6 +100,8 @@ def check_sweep_jobs(cfg, overrides: list[str]) -> None:
         return
     skipped: dict[str, Unavailable] = {}
     for job, swept in jobs:
+        if checked is not None and sorted(job) == sorted(checked):
+            continue
         try:
             compose(job, uses=stages_of_run)
         except Unavailable as e:
@@ -129,15 +134,17 @@ def precheck(args: list[str]) -> None:
     from situate.preflight import stages_of_run
 
     multirun = len(overrides) < len(args)
+    checked: list[str] | None = first
     try:
         cfg = compose(first, with_hydra=True, uses=stages_of_run)
     except Unavailable:
         if not multirun:
             raise
         cfg = compose(first, with_hydra=True)  # the first job is skipped: the rest are checked
+        checked = None  # composed without its checks: its job is checked (and listed skipped)
     multirun = multirun or cfg.hydra.mode == RunMode.MULTIRUN
     if multirun:
-        check_sweep_jobs(cfg, overrides)
+        check_sweep_jobs(cfg, overrides, checked)
     for o in parsed:
         if o.is_add() or o.is_force_add():
             check_parameter(cfg, o.key_or_group, o.input_line)

@@ -49,6 +49,7 @@ from situate.datasets.quotes import (
     normalized_quote,
 )
 from situate.errors import SituateError
+from situate.locks import exclusive
 from situate.parsing import titles
 from situate.parsing.base import SIDECAR_SUFFIX, Parser
 from situate.parsing.reader import DEFAULT_SUFFIXES, DocumentReader, ReadResult, default_parsers
@@ -179,9 +180,17 @@ class FolderLoader:
         """
         root = self._root(self.path)
         qa_path = self._qa_path(root)
-        key = self.corpus_key(root, qa_path) if self.corpus_cache is not None else None
-        if key is not None and (cached := self._cached(root, key)) is not None:
-            return cached
+        if self.corpus_cache is None:
+            return self._load(root, qa_path, None)
+        key = self.corpus_key(root, qa_path)
+        # a parallel job of the sweep loading the same folder waits, then reads the cache
+        with exclusive(self.corpus_cache.path(CORPUS_KIND, key).parent, key):
+            if (cached := self._cached(root, key)) is not None:
+                return cached
+            return self._load(root, qa_path, key)
+
+    def _load(self, root: Path, qa_path: Path | None, key: str | None) -> Corpus:
+        """Parse the folder and resolve the questions' gold; stored under ``key`` unless None."""
         read = self._read(root, qa_path)
         documents = read.documents
         notes = read.notes()
