@@ -583,43 +583,58 @@ def markdown_lines(r: Informativeness) -> list[str]:
         f"{' / '.join(f'{e:g}' for e in t.effects)}; Sakai's topic set size design, 2016).",
         "",
     ]
+    header, rows = metric_table(r)
+    rows = [[f"**{row[0]}**" if m == r.headline else row[0], *row[1:]]
+            for m, row in zip(r.metrics, rows, strict=True)]  # fmt: skip
+    out += _table(header, rows)
+    out += ["", f"Compared pairs at {metric_name(r.headline)}:", ""]
+    out += _table(*pair_table(r))
+    return out
+
+
+def metric_table(r: Informativeness) -> tuple[list[str], list[list[str]]]:
+    """A row per metric, in ``r.metrics`` order: its label, questions, the arms' means, the shares
+    every arm solves / no arm solves / the arms differ on, the pairs separated, the median
+    detectable difference, the questions for each effect, its verdict."""
+    t = r.thresholds
+    effects = " / ".join(f"{100 * e:g}" for e in t.effects)
     rows = []
     for name, m in r.metrics.items():
         s = m.saturation
-        label = f"**{metric_name(name)}**" if name == r.headline else metric_name(name)
         needed = " / ".join(
             "-" if (n := m.median_needed(e)) is None else _count(n) for e in t.effects
         )
         mde = "-" if math.isinf(m.median_mde) else _amount(name, m.median_mde)
         verdict = m.problem or ("recommended headline" if name == r.headline else "separates")
         rows.append(
-            [label, s.questions, _means_range(s), _pct(s.all_solved), _pct(s.none_solved),
-             _pct(s.discriminating), f"{m.separated} of {len(m.pairs)}", mde, needed, verdict]
+            [metric_name(name), str(s.questions), _means_range(s), _pct(s.all_solved),
+             _pct(s.none_solved), _pct(s.discriminating), f"{m.separated} of {len(m.pairs)}", mde,
+             needed, verdict]
         )  # fmt: skip
-    out += _table(
-        ["metric", "questions", "arms' means", "every arm solves", "no arm solves",
-         "arms differ", "pairs separated", "detectable difference",
-         f"questions for {effects} points", "verdict"],
-        rows,
-    )  # fmt: skip
-    m = r.best
-    out += ["", f"Compared pairs at {metric_name(r.headline)}:", ""]
-    pair_rows = []
+    header = ["metric", "questions", "arms' means", "every arm solves", "no arm solves",
+              "arms differ", "pairs separated", "detectable difference",
+              f"questions for {effects} points", "verdict"]  # fmt: skip
+    return header, rows
+
+
+def pair_table(r: Informativeness) -> tuple[list[str], list[list[str]]]:
+    """A row per compared pair at the recommended metric: the observed mean difference, the sd of
+    the differences, the detectable difference, whether it is separated, the questions needed
+    for each effect."""
+    t, m = r.thresholds, r.best
+    rows = []
     for p in m.pairs:
         sign = "+" if p.difference > 0 else ""
         mde = "-" if p.identical else _amount(m.metric, p.mde)
         needed = ["-" if p.needed.get(e) is None else _count(p.needed[e]) for e in t.effects]
         separated = "never differ" if p.identical else ("yes" if p.separated else "no")
-        pair_rows.append(
+        rows.append(
             [f"{p.arm} - {p.versus}", f"{sign}{_amount(m.metric, p.difference)}", f"{p.sd:.3f}",
              mde, separated, *needed]
         )  # fmt: skip
-    out += _table(
-        ["pair", "difference", "sd of the differences", "detectable difference", "separated",
-         *(f"questions for {100 * e:g} points" for e in t.effects)],
-        pair_rows,
-    )  # fmt: skip
-    return out
+    header = ["pair", "difference", "sd of the differences", "detectable difference",
+              "separated", *(f"questions for {100 * e:g} points" for e in t.effects)]  # fmt: skip
+    return header, rows
 
 
 def _table(header: list[str], rows: list[list[object]]) -> list[str]:
