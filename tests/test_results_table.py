@@ -285,7 +285,9 @@ def test_a_sweep_on_an_informative_set_prints_no_warning(tmp_path: Path, capsys)
     ) in out
 
 
-def test_with_a_split_the_sweep_reads_the_test_questions_and_says_so(tmp_path: Path, capsys) -> None:
+def test_with_a_split_the_sweep_reads_the_test_questions_and_says_so(
+    tmp_path: Path, capsys
+) -> None:
     # the informative set's 40 questions as test, 10 dev questions every arm solves in front
     hits = {arm: [1] * 10 + scores for arm, scores in INFORMATIVE.items()}
     write_sweep(tmp_path, hits, ["dev"] * 10 + ["test"] * 40)

@@ -525,3 +525,42 @@ def test_a_study_without_gold_is_one_line_pointing_at_the_judge(mixed_store):
         "study no_gold: no question has gold, so there is no Pass@1; score it on judgments "
         "instead: situate judge experiment=no_gold"
     )
+
+
+def test_the_report_says_how_far_its_questions_separate_the_configurations(compared, tmp_path):
+    html_path, md_path = write_report(compared, tmp_path / "inform")
+    md = md_path.read_text()
+    # Pass@10 against the baseline [1, 0, 1, 0, 1, 0.5, 1, 0], paired by qid:
+    # default: d = [0, 1, 0, 1, -1, 0.5, 0, 0], mean 1.5 / 8 = +18.8 points, sum (d - 0.1875)^2 =
+    #   4 * 0.0352 + 2 * 0.6602 + 1.4102 + 0.0977 = 2.96875, sd = sqrt(2.96875 / 7) = 0.651;
+    # code: d = [0, 0, -1, 1, 0, 0, 0, 1], mean +12.5 points, sd = sqrt((3 - 8 * 0.125^2) / 7) =
+    #   0.641. MDE: 2.80158 * sd / sqrt(8) = 64.5 / 63.5 points by the normal approximation; the
+    #   exact t with 7 df: 75.3 / 74.1 points, median 74.7. Questions for 2 points (Sakai):
+    #   (2.80158 * 0.651 / 0.02)^2 + 1.92 = 8,323 (~8,300); 5 points: 1,333 (~1,300).
+    # Every arm solves q0 and q6 (25%), none misses every question (0%), they differ on q1-q5, q7
+    # (75%); 0 of 2 pairs separated on 8 questions: too small, and Pass@10 is the best of the five
+    warning = (
+        "Warning: the question set cannot separate the arms: too small to separate the arms at "
+        "Pass@10; differences under 74.7 points cannot be detected with 8 questions (detecting 2 "
+        "points would take ~8,200 questions, 5 points ~1,300): do not pick a configuration from it."
+    )
+    findings = md.split("## Findings\n\n")[1]
+    assert findings.startswith(f"- **{warning}**\n")
+    section = md.split("## How far these questions can separate the configurations\n\n")[1]
+    assert section.startswith("This question set is too small to separate the arms at Pass@10.")
+    assert (
+        "| **Pass@10** | 8 | 56.2-75.0% | 25% | 0% | 75% | 0 of 2 | 74.7 points | ~8,200 / ~1,300 "
+        "| underpowered |"
+    ) in section
+    assert (
+        "| context=llm, prompt=default - context=none | +18.8 points | 0.651 | 75.3 points | no | "
+        "~8,300 | ~1,300 |"
+    ) in section
+    assert (
+        "| context=llm, prompt=code - context=none | +12.5 points | 0.641 | 74.1 points | no | "
+        "~8,100 | ~1,300 |"
+    ) in section
+    html = unescape(html_path.read_text())
+    assert "<h2>How far these questions can separate the configurations</h2>" in html
+    assert f'<li class="warning"><strong>{warning}</strong></li>' in html
+    assert '<td class="num">+18.8 points</td><td class="num">0.651</td>' in html

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from situate.report.view import PASS_EQUALS_RECALL, build_context
+from situate.report.view import PASS_EQUALS_RECALL, SEPARATION, SEPARATION_NOTE, build_context
 from situate.study.compare import StudyComparison
 
 
@@ -19,6 +19,11 @@ def render_markdown(sc: StudyComparison, ctx: dict | None = None) -> str:
         "",
         "## Findings",
         "",
+        *(
+            [f"- **{inform['warning']}**"]
+            if (inform := ctx["informativeness"]) and inform["warning"]
+            else []
+        ),
         *[f"- **{s}**" for s in ctx["selection"]],
         *[f"- {f}" for f in ctx["findings"]],
         "",
@@ -84,6 +89,26 @@ def render_markdown(sc: StudyComparison, ctx: dict | None = None) -> str:
         ),
         "",
     ]  # fmt: skip
+    if inform:
+        out += [
+            f"## {SEPARATION}",
+            "",
+            inform["paragraph"],
+            "",
+            f"{SEPARATION_NOTE} ({inform['power']}).",
+            "",
+            _md_table(
+                inform["header"],
+                [[f"**{r['cells'][0]}**" if r["headline"] else r["cells"][0], *r["cells"][1:]]
+                 for r in inform["rows"]],
+            ),
+            "",
+            f"Each configuration against the baseline at {inform['pair_metric']}, the recommended "
+            "metric:",
+            "",
+            _md_table(inform["pair_header"], inform["pair_rows"]),
+            "",
+        ]  # fmt: skip
     if ctx["judged"]:
         jt = ctx["judged"]
         out += ["## Judged relevance beside gold", "", jt["note"], ""]

@@ -11,6 +11,7 @@ from situate.money.usd import usd
 from situate.report.charts import cost_chart, failure_chart, prompt_chart
 from situate.study.collect import RunData, spec_text
 from situate.study.compare import StudyComparison, hit_rule, significance
+from situate.study.informativeness import runs_informativeness, scope
 from situate.study.labels import format_p, judged_label, metric_label
 from situate.tracking.base import without_credentials
 from situate.truncation import described
@@ -47,6 +48,14 @@ USAGE_HEADERS = dict(
     )
 )
 WRITTEN_HEADER = "contexts written $"
+SEPARATION = "How far these questions can separate the configurations"
+SEPARATION_NOTE = (
+    "Per metric: the configurations' means, the share of questions every configuration solves "
+    "(scores the maximum), none does (scores 0) and they score differently on; the compared pairs "
+    "whose difference reaches the smallest difference these questions can detect, that detectable "
+    "difference (median over the pairs) and the questions it would take to detect 2 / 5 points "
+    "(MRR: 0.02 / 0.05; Sakai's topic set size design), from the paired per-question differences"
+)
 
 
 def build_context(sc: StudyComparison, judged: JudgedStudy | None = None) -> dict:
@@ -115,6 +124,7 @@ def build_context(sc: StudyComparison, judged: JudgedStudy | None = None) -> dic
                 "lost": [_flip_dict(f) for f in v.lost],
             }
         )
+    inform = _informativeness(sc)
     parent = study.parent
     dataset = sorted({r.tags.get("dataset", "?") for r in study.runs})
     return {
@@ -168,6 +178,45 @@ def build_context(sc: StudyComparison, judged: JudgedStudy | None = None) -> dic
         },
         "prompt_note": _prompt_note(sc),
         "judged": _judged_table(sc, judged),
+        "informativeness": inform,
+        "separation": SEPARATION,
+        "separation_note": SEPARATION_NOTE,
+    }
+
+
+def _informativeness(sc: StudyComparison) -> dict | None:
+    """How far the questions can separate the configurations (on the test questions with a
+    dev/test split: ``sc.study`` holds them then): the paragraph, a row per metric, a row per pair
+    compared at the recommended metric, and the warning the Findings open with when they cannot;
+    None with fewer than two finished configurations."""
+    from situate.evaluation.informativeness import metric_name, metric_table, pair_table
+
+    r = runs_informativeness(sc.study.ok_runs, sc.study.baseline, sc.metrics)
+    if r is None:
+        return None
+    split = sc.selection is not None and sc.selection.split == "dev_test"
+    test_questions = sc.selection.n_reported_on if split else None
+    header, rows = metric_table(r)
+    pair_header, pair_rows = pair_table(r)
+    paragraph = r.paragraph
+    if test_questions is not None:
+        paragraph += (
+            f" Computed on the {test_questions} test questions the figures are reported on."
+        )
+    return {
+        "paragraph": paragraph,
+        "warning": None
+        if r.warning is None
+        else f"Warning: {scope(test_questions)}the {r.warning}.",
+        "header": header,
+        "rows": [
+            {"cells": row, "headline": m == r.headline}
+            for m, row in zip(r.metrics, rows, strict=True)
+        ],
+        "pair_metric": metric_name(r.headline),
+        "pair_header": pair_header,
+        "pair_rows": pair_rows,
+        "power": f"paired t-test, {100 * r.thresholds.power:.0f}% power, alpha {r.thresholds.alpha:g}",
     }
 
 

@@ -75,7 +75,9 @@ def on_test_questions(runs: list[RunData]) -> tuple[list[RunData], int | None]:
     reference = parts_of(runs[0])
     if set(reference.values()) != {DEV, TEST} or any(parts_of(r) != reference for r in runs):
         return runs, None
-    cut = [replace(r, questions=[q for q in r.questions or [] if q.get("part") == TEST]) for r in runs]
+    cut = [
+        replace(r, questions=[q for q in r.questions or [] if q.get("part") == TEST]) for r in runs
+    ]
     return cut, sum(p == TEST for p in reference.values())
 
 
