@@ -397,11 +397,21 @@ def _median_mde(pairs: list[PairPower]) -> float:
 # -- words ----------------------------------------------------------------------------------------
 
 
+JUDGED_NAMES = {
+    "judged_ndcg": "judged nDCG",
+    "judged_precision": "judged P",
+    "judged_recall": "judged R",
+}
+
+
 def metric_name(metric: str) -> str:
-    """``pass_at_20`` -> ``Pass@20``; ``mrr`` -> ``MRR`` (the report's labels)."""
+    """``pass_at_20`` -> ``Pass@20``; ``mrr`` -> ``MRR``; ``judged_ndcg_at_10`` -> ``judged
+    nDCG@10`` (the report's labels)."""
     if metric == "mrr":
         return "MRR"
     name, _, k = metric.rpartition("_at_")
+    if name in JUDGED_NAMES:
+        return f"{JUDGED_NAMES[name]}@{k}"
     return f"{name.capitalize()}@{k}" if k else metric
 
 

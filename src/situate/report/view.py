@@ -5,6 +5,12 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from situate.evaluation.informativeness import (
+    Informativeness,
+    metric_name,
+    metric_table,
+    pair_table,
+)
 from situate.judging.summary import JudgedStudy, agreement_line
 from situate.money.costs import CONFIG, CONFIG_CONTEXT_COST, CONFIG_TOTAL_COST, RUN, USAGE_FIELDS
 from situate.money.usd import usd
@@ -189,13 +195,20 @@ def _informativeness(sc: StudyComparison) -> dict | None:
     dev/test split: ``sc.study`` holds them then): the paragraph, a row per metric, a row per pair
     compared at the recommended metric, and the warning the Findings open with when they cannot;
     None with fewer than two finished configurations."""
-    from situate.evaluation.informativeness import metric_name, metric_table, pair_table
+    return _separation(
+        runs_informativeness(sc.study.ok_runs, sc.study.baseline, sc.metrics), _test_questions(sc)
+    )
 
-    r = runs_informativeness(sc.study.ok_runs, sc.study.baseline, sc.metrics)
+
+def _test_questions(sc: StudyComparison) -> int | None:
+    split = sc.selection is not None and sc.selection.split == "dev_test"
+    return sc.selection.n_reported_on if split else None
+
+
+def _separation(r: Informativeness | None, test_questions: int | None) -> dict | None:
+    """What both renderings show of one informativeness (None: nothing to separate)."""
     if r is None:
         return None
-    split = sc.selection is not None and sc.selection.split == "dev_test"
-    test_questions = sc.selection.n_reported_on if split else None
     header, rows = metric_table(r)
     pair_header, pair_rows = pair_table(r)
     paragraph = r.paragraph
@@ -298,7 +311,33 @@ def _judged_table(sc: StudyComparison, judged: JudgedStudy | None) -> dict | Non
         "rows": rows,
         "note": note,
         "agreement": agree[0].upper() + agree[1:],
+        **_judged_separation(sc, judged, [m for m in shown if m.startswith("judged_")]),
     }
+
+
+def _judged_separation(sc: StudyComparison, judged: JudgedStudy, metrics: list[str]) -> dict:
+    """How far the questions separate the configurations on the judged metrics (``metrics``),
+    from each judged run's per-question scores in judged.json; a note where it holds none."""
+    labels = {r.run_id: r.label for r in sc.study.runs}
+    runs, baseline = [], None
+    for j in judged.runs:
+        if j.run_id not in labels or not all(m in j.scores for m in metrics):
+            continue
+        questions = [
+            {"qid": q, **{m: j.scores[m][i] for m in metrics}} for i, q in enumerate(j.qids)
+        ]
+        run = RunData(j.run_id, j.label, "FINISHED", questions=questions, label=labels[j.run_id])
+        runs.append(run)
+        baseline = run if j.baseline else baseline
+    if len(runs) < 2 and len([j for j in judged.runs if j.run_id in labels]) >= 2:
+        note = (
+            "judged.json holds no per-question judged scores (an older situate judge wrote it): "
+            "rerun situate judge to see how far these questions separate the configurations on "
+            "the judged metrics."
+        )
+        return {"separation": None, "separation_note": note}
+    r = runs_informativeness(runs, baseline, metrics) if metrics else None
+    return {"separation": _separation(r, _test_questions(sc)), "separation_note": ""}
 
 
 def _sample_note(study) -> str:
