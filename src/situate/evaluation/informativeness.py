@@ -57,6 +57,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -223,6 +224,7 @@ def paired_t_power(effect_size: float, n: int, alpha: float = 0.05) -> float:
     return upper + (lower if math.isfinite(lower) else 0.0)
 
 
+@lru_cache(maxsize=1024)  # the same for every pair of a metric: solved once per n
 def detectable_effect_size(n: int, alpha: float = 0.05, power: float = 0.8) -> float:
     """The standardized effect delta / sd(d) the paired t-test with ``n`` pairs detects with
     probability ``power`` (solved on the noncentral t; inf below 2 pairs)."""
