@@ -32,7 +32,8 @@ rrf.per_question[["qid", "part", "pass_at_20", "first_relevant_rank"]].head()
 # ## A sweep
 #
 # One row per job; `attrs["selection"]` says which job is best on dev and what it scores on
-# test, against the baseline on the test questions.
+# test, against the baseline on the test questions; `attrs["informativeness"]` whether those test
+# questions can separate the jobs at all (`.warning` is None when they can).
 
 # %%
 table = situate.sweep(
@@ -46,6 +47,7 @@ table = situate.sweep(
 print(table[["overrides", "dev_pass_at_20", "test_pass_at_20"]])
 for line in table.attrs["selection"]:
     print(line)
+print(table.attrs["informativeness"].verdict)
 
 # %% [markdown]
 # ## Paired statistics

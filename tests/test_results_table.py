@@ -198,3 +198,101 @@ def test_the_table_shows_each_jobs_seconds_when_the_jobs_logged_them() -> None:
         "347",
     ]
     assert "seconds" not in render(results_table([row("baseline", 0)]), 200)  # none logged
+
+
+def write_sweep(folder: Path, hits: dict[str, list[int]], parts: list[str] | None = None) -> None:
+    """A sweep's job folders as ``app.run_job`` leaves them: ``result.json`` and
+    ``per_question.csv`` (0/1 hits: Pass@k = Recall@k at every k, reciprocal rank 1 or 0)."""
+    import csv
+    import json
+
+    for job, (fusion, scores) in enumerate(hits.items()):
+        out = folder / str(job)
+        out.mkdir(parents=True)
+        cells = [f"{s:.4f}" for s in scores]
+        columns = ["qid", "question", "gold", "top_20_chunk_ids", "first_relevant_rank",
+                   "reciprocal_rank", *(f"{m}_at_{k}" for m in ("recall", "pass", "precision")
+                   for k in (5, 10, 20)), "average_precision", "part"]  # fmt: skip
+        with open(out / "per_question.csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(columns)
+            for i, c in enumerate(cells):
+                w.writerow([f"q{i}", f"question {i}?", f"d:{i}-{i + 1}", "c0", "1" if scores[i] else "", c, *[c] * 9, c, parts[i] if parts else ""])  # fmt: skip
+        mean = sum(scores) / len(scores)
+        metrics = {f"{m}_at_{k}": mean for m in ("pass", "recall") for k in (5, 10, 20)}
+        (out / "result.json").write_text(json.dumps({
+            "choices": {"dataset": "crafted", "context": "none", "fusion": fusion},
+            "ks": [5, 10, 20], "metrics": {**metrics, "mrr": mean},
+            "overrides": [f"fusion={fusion}"], "run_id": f"run{job}",
+        }))  # fmt: skip
+
+
+def end_sweep(folder: Path, capsys) -> str:
+    from situate.study.results_table import ResultsTable
+
+    config = OmegaConf.create({"hydra": {"sweep": {"dir": str(folder)}}, "tracking": None,
+                               "baseline": {"fusion": "baseline"}})  # fmt: skip
+    ResultsTable().on_multirun_end(config)
+    return capsys.readouterr().out
+
+
+# 40 questions, 4 arms. The baseline misses q0 and q1 (95%); each other arm gains one of them and
+# loses another (q2, q3, q4): 35 of 40 questions (88%) are solved by every arm.
+SATURATED = {
+    "baseline": [0, 0] + [1] * 38,
+    "gain_q1": [0, 1, 0] + [1] * 37,
+    "gain_q0": [1, 0, 1, 0] + [1] * 36,
+    "gain_q1_too": [0, 1, 1, 1, 0] + [1] * 35,
+}
+
+
+def test_a_sweep_on_a_saturated_set_prints_the_warning(tmp_path: Path, capsys) -> None:
+    write_sweep(tmp_path, SATURATED)
+    out = end_sweep(tmp_path, capsys)
+    # each pair against the baseline: d = one +1, one -1, 38 zeros; mean 0, sd = sqrt(2 / 39) =
+    # 0.22646. MDE, normal approximation: (1.95996 + 0.84162) * 0.22646 / sqrt(40) = 0.1003; the
+    # exact noncentral t with 39 df is 2.5% larger: 0.1029 = 10.3 points. Questions for 2 points
+    # (Sakai): n0 = (2.80158 * 0.22646 / 0.02)^2 + 1.95996^2 / 2 = 1006.3 + 1.9 = 1008.2 -> 1009
+    # (~1,000); for 5 points (12.689)^2 + 1.9 = 162.9 -> 163 (~160). Every metric scores alike,
+    # so the first, Pass@5, is the recommended one.
+    assert (
+        "Warning: the question set cannot separate the arms: saturated at Pass@5: 88% of its 40 "
+        "questions are answered by every arm; differences under 10.3 points cannot be detected "
+        "with 40 questions (detecting 2 points would take ~1,000 questions, 5 points ~160): do "
+        "not pick a configuration from it.\n"
+        "This set separates the arms best at Pass@5: report.headline=pass_at_5.\n"
+    ) in out
+
+
+# 40 questions, 3 arms: the baseline solves 10, the others those and 16 or 24 more
+INFORMATIVE = {
+    "baseline": [1] * 10 + [0] * 30,
+    "better": [1] * 26 + [0] * 14,
+    "best": [1] * 34 + [0] * 6,
+}
+
+
+def test_a_sweep_on_an_informative_set_prints_no_warning(tmp_path: Path, capsys) -> None:
+    write_sweep(tmp_path, INFORMATIVE)
+    out = end_sweep(tmp_path, capsys)
+    # d = 16 (or 24) ones, the rest 0: sd = sqrt(40 * 0.4 * 0.6 / 39) = 0.49614 for both pairs
+    # (0.6 * 0.4 = 0.4 * 0.6); MDE = 2.80158 * 0.49614 / sqrt(40) = 0.2198 (normal), 0.2254 exact:
+    # 22.5 points, below both differences (40 and 60 points)
+    assert "Warning" not in out and "cannot separate" not in out
+    assert (
+        "The question set separates 2 of 2 compared pairs at Pass@5 (smallest detectable "
+        "difference 22.5 points with 40 questions); recommended report.headline=pass_at_5.\n"
+    ) in out
+
+
+def test_with_a_split_the_sweep_reads_the_test_questions_and_says_so(
+    tmp_path: Path, capsys
+) -> None:
+    # the informative set's 40 questions as test, 10 dev questions every arm solves in front
+    hits = {arm: [1] * 10 + scores for arm, scores in INFORMATIVE.items()}
+    write_sweep(tmp_path, hits, ["dev"] * 10 + ["test"] * 40)
+    out = end_sweep(tmp_path, capsys)
+    assert (
+        "On the 40 test questions the figures are reported on, the question set separates 2 of 2 "
+        "compared pairs at Pass@5 (smallest detectable difference 22.5 points with 40 questions)"
+    ) in out

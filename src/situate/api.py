@@ -130,8 +130,11 @@ def sweep(overrides: Sequence[str] = (), quiet: bool = True) -> pd.DataFrame:
     id, error (a failed job is a row, not an exception), skipped (``needs ...``: a job whose
     optional part, e.g. a cross-encoder folder, is not installed) and folder (for
     :meth:`Result.from_folder`). ``attrs["selection"]`` holds what the results table says about
-    the best job (picked on dev, reported on test, with a split); ``attrs["sweep_dir"]`` the
-    sweep's folder. ``quiet=False`` prints the CLI's output."""
+    the best job (picked on dev, reported on test, with a split); ``attrs["informativeness"]``
+    whether its questions can separate the arms (a
+    :class:`~situate.evaluation.informativeness.Informativeness`: ``.warning``, ``.headline``,
+    ``.paragraph``; on the test questions with a split; None with fewer than two scored jobs);
+    ``attrs["sweep_dir"]`` the sweep's folder. ``quiet=False`` prints the CLI's output."""
     from situate.config import check_overrides, compose, first_values
 
     overrides = list(overrides)
@@ -170,13 +173,14 @@ def sweep(overrides: Sequence[str] = (), quiet: bool = True) -> pd.DataFrame:
     table = pd.DataFrame(rows)
     from omegaconf import OmegaConf
 
+    from situate.study.informativeness import sweep_informativeness
     from situate.study.selection import sweep_selection
 
     baseline = cfg.get("baseline")
     spec = OmegaConf.to_container(baseline, resolve=True) if baseline is not None else None
-    table.attrs["selection"] = sweep_selection(
-        [json.loads(f.read_text()) for f in files], [f.parent for f in files], spec
-    )
+    results, folders = [json.loads(f.read_text()) for f in files], [f.parent for f in files]
+    table.attrs["selection"] = sweep_selection(results, folders, spec)
+    table.attrs["informativeness"] = sweep_informativeness(results, folders, spec)[0]
     table.attrs["sweep_dir"] = str(sweep_dir)
     return table
 

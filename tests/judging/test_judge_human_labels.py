@@ -103,6 +103,14 @@ def test_without_human_labels_judged_json_has_no_correction(study):
     record = json.loads((reports(out) / "judged.json").read_text())
     assert "ppi" not in record
     assert "Corrected by human labels" not in (reports(out) / "judged.md").read_text()
+    # each run's judged scores per question, for the report's separation of the judged metrics
+    for run in record["runs"]:
+        assert run["qids"] and set(run["scores"]) == {
+            m for m in run["means"] if m.startswith("judged_")
+        }
+        for m, values in run["scores"].items():
+            assert len(values) == len(run["qids"])
+            assert sum(values) / len(values) == pytest.approx(run["means"][m])
 
 
 def test_labels_equal_to_the_judge_leave_its_means_and_show_no_bias(study, tmp_path):

@@ -260,15 +260,22 @@ def test_the_html_is_self_contained_and_the_markdown_has_the_tables(compared, tm
         assert root.tag == "{http://www.w3.org/2000/svg}svg"
 
 
-def judged_of(compared, labels: list[str]) -> JudgedStudy:
+def judged_of(compared, labels: list[str], scores: list[list[float]] | None = None) -> JudgedStudy:
     """What `situate judge` would write for the runs named ``labels``, with hand-set values: the
-    n-th of them scores judged nDCG@10 (n+1)/8 in [n/8, (n+2)/8] and MRR 0.5."""
+    n-th of them scores judged nDCG@10 (n+1)/8 in [n/8, (n+2)/8] and MRR 0.5; with ``scores``,
+    the n-th's judged nDCG@10 per question of ``QIDS`` (without, judged.json as an older situate
+    wrote it: no per-question scores)."""
     runs = []
     for n, name in enumerate(labels):
         run = next(r for r in compared.study.runs if r.label == name)
         means = {"judged_ndcg_at_5": 0.9, "judged_ndcg_at_10": (n + 1) / 8, "unjudged_at_10": 0.0, "recall_at_10": 0.5, "mrr": 0.5}  # fmt: skip
         cis = {"judged_ndcg_at_5": (0.8, 1.0), "judged_ndcg_at_10": (n / 8, (n + 2) / 8), "unjudged_at_10": (0.0, 0.0), "recall_at_10": (0.25, 0.75), "mrr": (0.25, 0.75)}  # fmt: skip
-        runs.append(JudgedRun(run.run_id, name, run is compared.study.baseline, means, cis))
+        per_question = {}
+        if scores is not None:
+            per_question = {"judged_ndcg_at_5": [0.9] * 8, "judged_ndcg_at_10": scores[n]}
+        baseline = run is compared.study.baseline
+        qids = QIDS if scores is not None else []
+        runs.append(JudgedRun(run.run_id, name, baseline, means, cis, qids, per_question))
     # judged relevant: 3 of 4 gold chunks, 1 of 4 others; observed agreement 6/8, chance 1/2
     agree = agreement([(3, True), (2, True), (2, True), (0, True), (2, False), (1, False), (0, False), (None, False)])  # fmt: skip
     assert agree.kappa == pytest.approx(0.5)
@@ -300,6 +307,7 @@ def test_the_report_shows_judged_beside_gold_metrics_and_the_agreement(compared,
     assert "<h2>Judged relevance beside gold</h2>" in html and agreement_text in html
     assert '25.0<span class="ci">[12.5, 37.5]</span>' in html
     assert "judged nDCG@5" not in html  # the largest k only: judged.md has every k
+    assert "judged.json holds no per-question judged scores (an older situate judge wrote it)" in md
 
 
 def test_a_report_without_judgments_has_no_judged_section_and_a_bad_file_is_one_line(
@@ -525,3 +533,71 @@ def test_a_study_without_gold_is_one_line_pointing_at_the_judge(mixed_store):
         "study no_gold: no question has gold, so there is no Pass@1; score it on judgments "
         "instead: situate judge experiment=no_gold"
     )
+
+
+def test_the_report_says_how_far_its_questions_separate_the_configurations(compared, tmp_path):
+    html_path, md_path = write_report(compared, tmp_path / "inform")
+    md = md_path.read_text()
+    # Pass@10 against the baseline [1, 0, 1, 0, 1, 0.5, 1, 0], paired by qid:
+    # default: d = [0, 1, 0, 1, -1, 0.5, 0, 0], mean 1.5 / 8 = +18.8 points, sum (d - 0.1875)^2 =
+    #   4 * 0.0352 + 2 * 0.6602 + 1.4102 + 0.0977 = 2.96875, sd = sqrt(2.96875 / 7) = 0.651;
+    # code: d = [0, 0, -1, 1, 0, 0, 0, 1], mean +12.5 points, sd = sqrt((3 - 8 * 0.125^2) / 7) =
+    #   0.641. MDE: 2.80158 * sd / sqrt(8) = 64.5 / 63.5 points by the normal approximation; the
+    #   exact t with 7 df: 75.3 / 74.1 points, median 74.7. Questions for 2 points (Sakai):
+    #   (2.80158 * 0.651 / 0.02)^2 + 1.92 = 8,323 (~8,300); 5 points: 1,333 (~1,300).
+    # Every arm solves q0 and q6 (25%), none misses every question (0%), they differ on q1-q5, q7
+    # (75%); 0 of 2 pairs separated on 8 questions: too small, and Pass@10 is the best of the five
+    warning = (
+        "Warning: the question set cannot separate the arms: too small to separate the arms at "
+        "Pass@10; differences under 74.7 points cannot be detected with 8 questions (detecting 2 "
+        "points would take ~8,200 questions, 5 points ~1,300): do not pick a configuration from it."
+    )
+    findings = md.split("## Findings\n\n")[1]
+    assert findings.startswith(f"- **{warning}**\n")
+    section = md.split("## How far these questions can separate the configurations\n\n")[1]
+    assert section.startswith("This question set is too small to separate the arms at Pass@10.")
+    assert (
+        "| **Pass@10** | 8 | 56.2-75.0% | 25% | 0% | 75% | 0 of 2 | 74.7 points | ~8,200 / ~1,300 "
+        "| underpowered |"
+    ) in section
+    assert (
+        "| context=llm, prompt=default - context=none | +18.8 points | 0.651 | 75.3 points | no | "
+        "~8,300 | ~1,300 |"
+    ) in section
+    assert (
+        "| context=llm, prompt=code - context=none | +12.5 points | 0.641 | 74.1 points | no | "
+        "~8,100 | ~1,300 |"
+    ) in section
+    html = unescape(html_path.read_text())
+    assert "<h2>How far these questions can separate the configurations</h2>" in html
+    assert f'<li class="warning"><strong>{warning}</strong></li>' in html
+    assert '<td class="num">+18.8 points</td><td class="num">0.651</td>' in html
+
+
+def test_the_judged_section_says_how_far_the_questions_separate_on_judged_metrics(
+    compared, tmp_path
+):
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    labels = [r.label for r in compared.study.runs]  # baseline, default, code
+    scores = [[0, 0, 0, 0, 1, 1, 1, 1], [1] * 8, [0, 0, 0, 1, 1, 1, 1, 1]]
+    judged_of(compared, labels, scores).write(folder)
+    html_path, md_path = write_report(compared, folder, read_judged(folder))
+    md = md_path.read_text()
+    section = md.split(
+        "### How far these questions can separate the configurations on the judged metrics\n\n"
+    )[1]
+    # judged nDCG@10 against the baseline: default d = [1, 1, 1, 1, 0, 0, 0, 0], mean +50.0
+    # points, sd = sqrt(8 * 0.25 / 7) = 0.535; code d = [0, 0, 0, 1, 0, 0, 0, 0], +12.5 points,
+    # sd = sqrt((1 - 8 * 0.125^2) / 7) = 0.354. MDE: 2.80158 * sd / sqrt(8) = 52.9 / 35.0 points
+    # by the normal approximation, 61.8 / 40.9 by the exact t with 7 df (17% larger): 50.0 < 61.8
+    # and 12.5 < 40.9, neither pair separated on 8 questions
+    assert (
+        "| context=llm, prompt=default - context=none | +50.0 points | 0.535 | 61.8 points | no |"
+    ) in section
+    assert (
+        "| context=llm, prompt=code - context=none | +12.5 points | 0.354 | 40.9 points | no |"
+    ) in section
+    assert "| **judged nDCG@10** | 8 | 50.0-100.0% | 50% | 0% | 50% | 0 of 2 |" in section
+    html = unescape(html_path.read_text())
+    assert "on the judged metrics</h3>" in html

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -139,6 +140,9 @@ def test_the_report_chooses_on_dev_and_reports_on_test(split_store) -> None:
     assert "on the 6 test questions (the dev questions chose)" in sc.scope()
     md = render_markdown(sc)
     assert "- **Picked on dev, reported on test: lucky has the best Pass@5" in md
+    # how far the questions separate the configurations: on the same 6 test questions
+    assert "Computed on the 6 test questions the figures are reported on." in md
+    assert re.search(r"\| (\*\*)?Pass@5(\*\*)? \| 6 \|", md)  # 6 questions, not 12
 
 
 def test_the_sweep_table_names_the_dev_pick_and_its_test_figure(tmp_path: Path) -> None:

@@ -57,6 +57,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -223,6 +224,7 @@ def paired_t_power(effect_size: float, n: int, alpha: float = 0.05) -> float:
     return upper + (lower if math.isfinite(lower) else 0.0)
 
 
+@lru_cache(maxsize=1024)  # the same for every pair of a metric: solved once per n
 def detectable_effect_size(n: int, alpha: float = 0.05, power: float = 0.8) -> float:
     """The standardized effect delta / sd(d) the paired t-test with ``n`` pairs detects with
     probability ``power`` (solved on the noncentral t; inf below 2 pairs)."""
@@ -397,11 +399,21 @@ def _median_mde(pairs: list[PairPower]) -> float:
 # -- words ----------------------------------------------------------------------------------------
 
 
+JUDGED_NAMES = {
+    "judged_ndcg": "judged nDCG",
+    "judged_precision": "judged P",
+    "judged_recall": "judged R",
+}
+
+
 def metric_name(metric: str) -> str:
-    """``pass_at_20`` -> ``Pass@20``; ``mrr`` -> ``MRR`` (the report's labels)."""
+    """``pass_at_20`` -> ``Pass@20``; ``mrr`` -> ``MRR``; ``judged_ndcg_at_10`` -> ``judged
+    nDCG@10`` (the report's labels)."""
     if metric == "mrr":
         return "MRR"
     name, _, k = metric.rpartition("_at_")
+    if name in JUDGED_NAMES:
+        return f"{JUDGED_NAMES[name]}@{k}"
     return f"{name.capitalize()}@{k}" if k else metric
 
 
@@ -583,43 +595,58 @@ def markdown_lines(r: Informativeness) -> list[str]:
         f"{' / '.join(f'{e:g}' for e in t.effects)}; Sakai's topic set size design, 2016).",
         "",
     ]
+    header, rows = metric_table(r)
+    rows = [[f"**{row[0]}**" if m == r.headline else row[0], *row[1:]]
+            for m, row in zip(r.metrics, rows, strict=True)]  # fmt: skip
+    out += _table(header, rows)
+    out += ["", f"Compared pairs at {metric_name(r.headline)}:", ""]
+    out += _table(*pair_table(r))
+    return out
+
+
+def metric_table(r: Informativeness) -> tuple[list[str], list[list[str]]]:
+    """A row per metric, in ``r.metrics`` order: its label, questions, the arms' means, the shares
+    every arm solves / no arm solves / the arms differ on, the pairs separated, the median
+    detectable difference, the questions for each effect, its verdict."""
+    t = r.thresholds
+    effects = " / ".join(f"{100 * e:g}" for e in t.effects)
     rows = []
     for name, m in r.metrics.items():
         s = m.saturation
-        label = f"**{metric_name(name)}**" if name == r.headline else metric_name(name)
         needed = " / ".join(
             "-" if (n := m.median_needed(e)) is None else _count(n) for e in t.effects
         )
         mde = "-" if math.isinf(m.median_mde) else _amount(name, m.median_mde)
         verdict = m.problem or ("recommended headline" if name == r.headline else "separates")
         rows.append(
-            [label, s.questions, _means_range(s), _pct(s.all_solved), _pct(s.none_solved),
-             _pct(s.discriminating), f"{m.separated} of {len(m.pairs)}", mde, needed, verdict]
+            [metric_name(name), str(s.questions), _means_range(s), _pct(s.all_solved),
+             _pct(s.none_solved), _pct(s.discriminating), f"{m.separated} of {len(m.pairs)}", mde,
+             needed, verdict]
         )  # fmt: skip
-    out += _table(
-        ["metric", "questions", "arms' means", "every arm solves", "no arm solves",
-         "arms differ", "pairs separated", "detectable difference",
-         f"questions for {effects} points", "verdict"],
-        rows,
-    )  # fmt: skip
-    m = r.best
-    out += ["", f"Compared pairs at {metric_name(r.headline)}:", ""]
-    pair_rows = []
+    header = ["metric", "questions", "arms' means", "every arm solves", "no arm solves",
+              "arms differ", "pairs separated", "detectable difference",
+              f"questions for {effects} points", "verdict"]  # fmt: skip
+    return header, rows
+
+
+def pair_table(r: Informativeness) -> tuple[list[str], list[list[str]]]:
+    """A row per compared pair at the recommended metric: the observed mean difference, the sd of
+    the differences, the detectable difference, whether it is separated, the questions needed
+    for each effect."""
+    t, m = r.thresholds, r.best
+    rows = []
     for p in m.pairs:
         sign = "+" if p.difference > 0 else ""
         mde = "-" if p.identical else _amount(m.metric, p.mde)
         needed = ["-" if p.needed.get(e) is None else _count(p.needed[e]) for e in t.effects]
         separated = "never differ" if p.identical else ("yes" if p.separated else "no")
-        pair_rows.append(
+        rows.append(
             [f"{p.arm} - {p.versus}", f"{sign}{_amount(m.metric, p.difference)}", f"{p.sd:.3f}",
              mde, separated, *needed]
         )  # fmt: skip
-    out += _table(
-        ["pair", "difference", "sd of the differences", "detectable difference", "separated",
-         *(f"questions for {100 * e:g} points" for e in t.effects)],
-        pair_rows,
-    )  # fmt: skip
-    return out
+    header = ["pair", "difference", "sd of the differences", "detectable difference",
+              "separated", *(f"questions for {100 * e:g} points" for e in t.effects)]  # fmt: skip
+    return header, rows
 
 
 def _table(header: list[str], rows: list[list[object]]) -> list[str]:

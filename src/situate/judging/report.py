@@ -98,6 +98,12 @@ def judged_study(j, sc, metrics: list[str], agree: Agreement | None) -> JudgedSt
             s.is_baseline,
             {m: s.means[m] for m in metrics},
             {m: tuple(s.cis[m]) for m in metrics},
+            s.run.qids,
+            {
+                m: [_score(q.get(m)) for q in s.run.questions or []]
+                for m in metrics
+                if m.startswith("judged_")
+            },
         )  # fmt: skip
         for s in sc.summaries
     ]
@@ -106,6 +112,11 @@ def judged_study(j, sc, metrics: list[str], agree: Agreement | None) -> JudgedSt
         j.study.name, judge.llm.model, judge.endpoint, judge.prompt_hash, judge.relevant_from,
         judge.depth, len(j.pool.pairs), list(j.study.ks), metrics, runs, agree,
     )  # fmt: skip
+
+
+def _score(value) -> float | None:
+    """A per-question score as judged.json keeps it (None: not scored)."""
+    return None if value in (None, "") else float(value)
 
 
 def ppi_summary(ppi, labels, tuned: bool) -> PPISummary:

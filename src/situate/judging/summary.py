@@ -1,7 +1,8 @@
 """``judged.json``: what ``situate judge`` found, kept beside ``judged.md`` in
 ``outputs/reports/<study>/`` so that ``situate report`` shows the judged metrics next to the gold
 ones: per run (by MLflow run id) the mean and 95% bootstrap interval of every judged and gold
-metric, the judge's agreement with gold, and which judge graded what; with ``--human-labels``,
+metric and each question's judged scores (what the report's separation of the judged metrics
+reads), the judge's agreement with gold, and which judge graded what; with ``--human-labels``,
 the prediction-powered correction of every judged metric (``ppi``, absent otherwise).
 """
 
@@ -25,6 +26,10 @@ class JudgedRun:
     baseline: bool
     means: dict[str, float]
     cis: dict[str, tuple[float, float]]
+    # per question (``qids`` order) each judged metric's score, None where unscored; empty in a
+    # judged.json an older situate wrote
+    qids: list[str] = field(default_factory=list)
+    scores: dict[str, list[float | None]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from situate.report.view import PASS_EQUALS_RECALL, build_context
+from situate.report.view import PASS_EQUALS_RECALL, SEPARATION, SEPARATION_NOTE, build_context
 from situate.study.compare import StudyComparison
 
 
@@ -19,6 +19,11 @@ def render_markdown(sc: StudyComparison, ctx: dict | None = None) -> str:
         "",
         "## Findings",
         "",
+        *(
+            [f"- **{inform['warning']}**"]
+            if (inform := ctx["informativeness"]) and inform["warning"]
+            else []
+        ),
         *[f"- **{s}**" for s in ctx["selection"]],
         *[f"- {f}" for f in ctx["findings"]],
         "",
@@ -84,6 +89,8 @@ def render_markdown(sc: StudyComparison, ctx: dict | None = None) -> str:
         ),
         "",
     ]  # fmt: skip
+    if inform:
+        out += [f"## {SEPARATION}", "", *_separation(inform)]
     if ctx["judged"]:
         jt = ctx["judged"]
         out += ["## Judged relevance beside gold", "", jt["note"], ""]
@@ -93,6 +100,10 @@ def render_markdown(sc: StudyComparison, ctx: dict | None = None) -> str:
             for r in jt["rows"]
         ]  # fmt: skip
         out += [_md_table(["configuration", *jt["header"]], judged_rows), "", jt["agreement"], ""]
+        if jt["separation"]:
+            out += [f"### {SEPARATION} on the judged metrics", "", *_separation(jt["separation"])]
+        elif jt["separation_note"]:
+            out += [jt["separation_note"], ""]
     if ctx["usage"]:
         u = ctx["usage"]
         out += ["## Tokens and cost", "", u["note"], ""]
@@ -124,6 +135,27 @@ def render_markdown(sc: StudyComparison, ctx: dict | None = None) -> str:
         ]
         out.append("")
     return "\n".join(out)
+
+
+def _separation(inform: dict) -> list[str]:
+    """The paragraph and tables of how far the questions separate the configurations."""
+    return [
+        inform["paragraph"],
+        "",
+        f"{SEPARATION_NOTE} ({inform['power']}).",
+        "",
+        _md_table(
+            inform["header"],
+            [[f"**{r['cells'][0]}**" if r["headline"] else r["cells"][0], *r["cells"][1:]]
+             for r in inform["rows"]],
+        ),
+        "",
+        f"Each configuration against the baseline at {inform['pair_metric']}, the recommended "
+        "metric:",
+        "",
+        _md_table(inform["pair_header"], inform["pair_rows"]),
+        "",
+    ]  # fmt: skip
 
 
 def _md_cell(text: object) -> str:

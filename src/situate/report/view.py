@@ -5,12 +5,19 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from situate.evaluation.informativeness import (
+    Informativeness,
+    metric_name,
+    metric_table,
+    pair_table,
+)
 from situate.judging.summary import JudgedStudy, agreement_line
 from situate.money.costs import CONFIG, CONFIG_CONTEXT_COST, CONFIG_TOTAL_COST, RUN, USAGE_FIELDS
 from situate.money.usd import usd
 from situate.report.charts import cost_chart, failure_chart, prompt_chart
 from situate.study.collect import RunData, spec_text
 from situate.study.compare import StudyComparison, hit_rule, significance
+from situate.study.informativeness import runs_informativeness, scope
 from situate.study.labels import format_p, judged_label, metric_label
 from situate.tracking.base import without_credentials
 from situate.truncation import described
@@ -47,6 +54,14 @@ USAGE_HEADERS = dict(
     )
 )
 WRITTEN_HEADER = "contexts written $"
+SEPARATION = "How far these questions can separate the configurations"
+SEPARATION_NOTE = (
+    "Per metric: the configurations' means, the share of questions every configuration solves "
+    "(scores the maximum), none does (scores 0) and they score differently on; the compared pairs "
+    "whose difference reaches the smallest difference these questions can detect, that detectable "
+    "difference (median over the pairs) and the questions it would take to detect 2 / 5 points "
+    "(MRR: 0.02 / 0.05; Sakai's topic set size design), from the paired per-question differences"
+)
 
 
 def build_context(sc: StudyComparison, judged: JudgedStudy | None = None) -> dict:
@@ -115,6 +130,7 @@ def build_context(sc: StudyComparison, judged: JudgedStudy | None = None) -> dic
                 "lost": [_flip_dict(f) for f in v.lost],
             }
         )
+    inform = _informativeness(sc)
     parent = study.parent
     dataset = sorted({r.tags.get("dataset", "?") for r in study.runs})
     return {
@@ -168,6 +184,52 @@ def build_context(sc: StudyComparison, judged: JudgedStudy | None = None) -> dic
         },
         "prompt_note": _prompt_note(sc),
         "judged": _judged_table(sc, judged),
+        "informativeness": inform,
+        "separation": SEPARATION,
+        "separation_note": SEPARATION_NOTE,
+    }
+
+
+def _informativeness(sc: StudyComparison) -> dict | None:
+    """How far the questions can separate the configurations (on the test questions with a
+    dev/test split: ``sc.study`` holds them then): the paragraph, a row per metric, a row per pair
+    compared at the recommended metric, and the warning the Findings open with when they cannot;
+    None with fewer than two finished configurations."""
+    return _separation(
+        runs_informativeness(sc.study.ok_runs, sc.study.baseline, sc.metrics), _test_questions(sc)
+    )
+
+
+def _test_questions(sc: StudyComparison) -> int | None:
+    split = sc.selection is not None and sc.selection.split == "dev_test"
+    return sc.selection.n_reported_on if split else None
+
+
+def _separation(r: Informativeness | None, test_questions: int | None) -> dict | None:
+    """What both renderings show of one informativeness (None: nothing to separate)."""
+    if r is None:
+        return None
+    header, rows = metric_table(r)
+    pair_header, pair_rows = pair_table(r)
+    paragraph = r.paragraph
+    if test_questions is not None:
+        paragraph += (
+            f" Computed on the {test_questions} test questions the figures are reported on."
+        )
+    return {
+        "paragraph": paragraph,
+        "warning": None
+        if r.warning is None
+        else f"Warning: {scope(test_questions)}the {r.warning}.",
+        "header": header,
+        "rows": [
+            {"cells": row, "headline": m == r.headline}
+            for m, row in zip(r.metrics, rows, strict=True)
+        ],
+        "pair_metric": metric_name(r.headline),
+        "pair_header": pair_header,
+        "pair_rows": pair_rows,
+        "power": f"paired t-test, {100 * r.thresholds.power:.0f}% power, alpha {r.thresholds.alpha:g}",
     }
 
 
@@ -249,7 +311,33 @@ def _judged_table(sc: StudyComparison, judged: JudgedStudy | None) -> dict | Non
         "rows": rows,
         "note": note,
         "agreement": agree[0].upper() + agree[1:],
+        **_judged_separation(sc, judged, [m for m in shown if m.startswith("judged_")]),
     }
+
+
+def _judged_separation(sc: StudyComparison, judged: JudgedStudy, metrics: list[str]) -> dict:
+    """How far the questions separate the configurations on the judged metrics (``metrics``),
+    from each judged run's per-question scores in judged.json; a note where it holds none."""
+    labels = {r.run_id: r.label for r in sc.study.runs}
+    runs, baseline = [], None
+    for j in judged.runs:
+        if j.run_id not in labels or not all(m in j.scores for m in metrics):
+            continue
+        questions = [
+            {"qid": q, **{m: j.scores[m][i] for m in metrics}} for i, q in enumerate(j.qids)
+        ]
+        run = RunData(j.run_id, j.label, "FINISHED", questions=questions, label=labels[j.run_id])
+        runs.append(run)
+        baseline = run if j.baseline else baseline
+    if len(runs) < 2 and len([j for j in judged.runs if j.run_id in labels]) >= 2:
+        note = (
+            "judged.json holds no per-question judged scores (an older situate judge wrote it): "
+            "rerun situate judge to see how far these questions separate the configurations on "
+            "the judged metrics."
+        )
+        return {"separation": None, "separation_note": note}
+    r = runs_informativeness(runs, baseline, metrics) if metrics else None
+    return {"separation": _separation(r, _test_questions(sc)), "separation_note": ""}
 
 
 def _sample_note(study) -> str:

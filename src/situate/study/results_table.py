@@ -2,7 +2,8 @@
 
 Each job writes ``result.json`` into its own output folder (jobs may run in other processes);
 the callback reads them back, so the table is the same with every launcher. Under a sweep's
-table, its best job (:func:`situate.study.selection.sweep_selection`); around the jobs, the
+table, its best job (:func:`situate.study.selection.sweep_selection`) and whether its questions
+can separate the arms (:func:`situate.study.informativeness.sweep_lines`); around the jobs, the
 tracker's parent run and the lines that say where to look next (:mod:`situate.tracking.sweep`).
 """
 
@@ -49,6 +50,7 @@ class ResultsTable(Callback):
         table = print_results(files)
         if table is not None:
             print_selection(config, files)
+            print_informativeness(config, files)
             print_next_steps(config, sweep)
         close_parent(config, files, table or "")
         rows = [json.loads(f.read_text()) for f in files]
@@ -74,6 +76,20 @@ def print_selection(config: DictConfig, files: list[Path]) -> None:
     spec = OmegaConf.to_container(baseline, resolve=True) if baseline is not None else None
     for line in sweep_selection(rows, [f.parent for f in files], spec):
         console().print(line)
+
+
+def print_informativeness(config: DictConfig, files: list[Path]) -> None:
+    """Under a sweep's table: whether its questions can separate the arms it compares (the
+    warning and the metric that separates them best when they cannot), against the sweep's
+    ``baseline`` when one job matches it, on the test questions with a dev/test split."""
+    from situate.console import console
+    from situate.study.informativeness import sweep_informativeness, sweep_lines
+
+    rows = [json.loads(f.read_text()) for f in files]
+    baseline = config.get("baseline")
+    spec = OmegaConf.to_container(baseline, resolve=True) if baseline is not None else None
+    for line in sweep_lines(*sweep_informativeness(rows, [f.parent for f in files], spec)):
+        console().print(line, markup=False, soft_wrap=True)  # one line each
 
 
 def print_results(files: list[Path]) -> str | None:

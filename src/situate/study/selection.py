@@ -210,6 +210,18 @@ def sweep_selection(rows: list[dict], folders: list[Path], baseline: dict | None
 
     ``rows`` are the jobs' ``result.json``; ``folders`` hold their ``per_question.csv``.
     """
+    runs = sweep_runs(rows, folders)
+    if len(runs) < 2 or not runs[0].questions:
+        return []
+    ks = sorted(int(c[len("pass_at_") :]) for c in runs[0].questions[0] if c.startswith("pass_at_"))
+    metric = f"pass_at_{ks[-1]}"
+    found = select(runs, sweep_baseline(runs, baseline), metric, metric, 2000)
+    return found.sentences() if found else []
+
+
+def sweep_runs(rows: list[dict], folders: list[Path]) -> list[RunData]:
+    """The sweep's jobs that wrote a ``per_question.csv`` (failed ones left out), each labelled by
+    the overrides that tell it apart from the others (else its folder's name)."""
     shared = set.intersection(*(set(r.get("overrides") or []) for r in rows)) if rows else set()
     runs = []
     for row, folder in zip(rows, folders, strict=True):
@@ -223,14 +235,15 @@ def sweep_selection(rows: list[dict], folders: list[Path], baseline: dict | None
         tags = {str(k): str(v) for k, v in (row.get("choices") or {}).items()}
         runs.append(RunData(row.get("run_id") or folder.name, label, "FINISHED", tags=tags,
                             questions=questions, label=label))  # fmt: skip
-    if len(runs) < 2 or not runs[0].questions:
-        return []
+    return runs
+
+
+def sweep_baseline(runs: list[RunData], baseline: dict | None) -> RunData | None:
+    """The one job whose choices match the sweep's ``baseline`` (None: none given, or not exactly
+    one job matches)."""
     spec = {str(k): str(v) for k, v in (baseline or {}).items()}
     matches = [r for r in runs if spec and all(r.tags.get(k) == v for k, v in spec.items())]
-    ks = sorted(int(c[len("pass_at_") :]) for c in runs[0].questions[0] if c.startswith("pass_at_"))
-    metric = f"pass_at_{ks[-1]}"
-    found = select(runs, matches[0] if len(matches) == 1 else None, metric, metric, 2000)
-    return found.sentences() if found else []
+    return matches[0] if len(matches) == 1 else None
 
 
 def on_test(study: Study) -> Study:
