@@ -181,3 +181,35 @@ RATE_LIMITS_TEXT = (
     "### Bursts\n\n"
     "Short bursts up to twice the limit are allowed."
 )
+
+
+# A Markdown manual and a Spanish page: with the report, the HTML page and the handbook, the
+# mixed folder `situate questions generate` and the own-documents path are tested on.
+MANUAL_MD = (
+    "# Widget Manual\n\n"
+    "## Installation\n\n"
+    "Screw the bracket to the wall before you hang the unit. The kit holds two long screws.\n\n"
+    "## Warranty\n\n"
+    "The Widget Pro is covered for three years from the date of purchase.\n"
+)
+LIMITES_TITLE = "Límites de la API"
+LIMITES_MD = (
+    "# Límites de la API\n\n## Plan Pro\n\nEl plan Pro permite 600 solicitudes por minuto. "
+    "Las solicitudes que superan el límite reciben un error 429.\n"
+)
+
+
+def mixed_folder(tmp_path: Path) -> Path:
+    """``tmp_path/docs``: a PDF, an HTML page, a DOCX, a Markdown manual and a Spanish page."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    build_pdf(
+        docs / "report.pdf",
+        ["Overview\nAcme sells anvils to coyotes in every desert.", "Results\nRevenue grew 12 percent to 4.2 million dollars."],
+        "Annual Report 2023",
+    )  # fmt: skip
+    (docs / "limits.html").write_text(RATE_LIMITS_HTML, encoding="utf-8")
+    build_handbook_docx(docs / "handbook.docx")
+    (docs / "manual.md").write_text(MANUAL_MD, encoding="utf-8")
+    (docs / "limites.md").write_text(LIMITES_MD, encoding="utf-8")
+    return docs

@@ -4,6 +4,7 @@ function, under TYPE_CHECKING) is an edge, and the graph of src/situate has no c
 from __future__ import annotations
 
 import ast
+import re
 from collections import deque
 from pathlib import Path
 
@@ -148,3 +149,92 @@ def test_the_paid_layer_sits_between_the_stages_that_pay_and_the_vendors():
         p: graph[p] & (paying | {"paid", "providers"}) for p in paying | {"paid", "providers"}
     }
     assert cycles(within) == []
+
+
+def test_no_cycle_between_packages():
+    """Folder level: ``situate.money``, ``situate.paid``, ... and each top-level module a node of
+    its own; an import of any module of one by any module of another is an arrow."""
+    found = cycles(package_graph())
+    assert found == [], "cycles between packages:\n" + "\n".join(" -> ".join(c) for c in found)
+
+
+ARCHITECTURE = SRC.parent / "docs" / "architecture.md"
+ROW = re.compile(r"^\| (\d+) ([a-z]+) \| (.*) \| ([0-9-]+) \|$")
+
+
+def layer_table(text: str) -> list[tuple[str, set[str], str]]:
+    """The rows of the layer table under ``## Layers``: (number and name, the packages and
+    top-level modules of the row as ``package_graph`` names them, what it may import)."""
+    section = text.split("\n## Layers", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        if match := ROW.match(line):
+            names = re.findall(r"`([^`]+)`", match[3])
+            nodes = {
+                "situate" if n == "__init__.py" else n.removesuffix("/").removesuffix(".py")
+                for n in names
+            }
+            rows.append((f"{match[1]} {match[2]}", nodes, match[4]))
+    return rows
+
+
+def layer_problems(graph: dict[str, set[str]], rows: list[tuple[str, set[str], str]]) -> list[str]:
+    """Each import from a layer to one above it, each package or module in no row or in two,
+    each row naming one that does not exist, and each 'may import' that is not 'itself and
+    below'."""
+    problems = []
+    layer_of: dict[str, int] = {}
+    for i, (layer, nodes, may) in enumerate(rows):
+        below = f"{i + 1}-{len(rows)}" if i + 1 < len(rows) else f"{len(rows)}"
+        if may != below:
+            problems.append(f"layer {layer} may import {may}: itself and below is {below}")
+        if not layer.startswith(f"{i + 1} "):
+            problems.append(f"layer {layer} is row {i + 1}")
+        for node in sorted(nodes):
+            if node in layer_of:
+                problems.append(f"{node} is in layer {rows[layer_of[node]][0]} and {layer}")
+            elif node not in graph:
+                problems.append(f"layer {layer} names {node}, which src/situate does not have")
+            layer_of.setdefault(node, i)
+    problems += [f"{node} is in no layer" for node in sorted(graph.keys() - layer_of.keys())]
+    for node, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            if node in layer_of and target in layer_of and layer_of[target] < layer_of[node]:
+                problems.append(
+                    f"{node} (layer {rows[layer_of[node]][0]}) imports {target} "
+                    f"(layer {rows[layer_of[target]][0]}, above it)"
+                )
+    return problems
+
+
+def test_every_import_between_layers_points_down_as_the_architecture_table_says():
+    rows = layer_table(ARCHITECTURE.read_text(encoding="utf-8"))
+    problems = layer_problems(package_graph(), rows)
+    assert len(rows) >= 5 and problems == [], "\n".join(problems)
+
+
+def test_the_layer_check_finds_an_upward_import_a_missing_and_an_unknown_package():
+    text = (
+        "# x\n\n## Layers\n\n| layer | names | may import layers |\n|---|---|---|\n"
+        "| 1 top | `cli.py`, `report/` | 1-3 |\n| 2 middle | `study/`, `gone/` | 2-3 |\n"
+        "| 3 bottom | `money/`, `__init__.py` | 3 |\n\n## Next\n\n| 4 extra | `x/` | 4 |\n"
+    )
+    rows = layer_table(text)
+    assert rows == [
+        ("1 top", {"cli", "report"}, "1-3"),
+        ("2 middle", {"study", "gone"}, "2-3"),
+        ("3 bottom", {"money", "situate"}, "3"),
+    ]
+    graph = {
+        "cli": {"report", "money"},
+        "report": {"study"},
+        "study": {"money"},
+        "money": {"report"},  # upward
+        "situate": set(),
+        "paid": set(),  # in no layer
+    }
+    assert layer_problems(graph, rows) == [
+        "layer 2 middle names gone, which src/situate does not have",
+        "paid is in no layer",
+        "money (layer 3 bottom) imports report (layer 1 top, above it)",
+    ]

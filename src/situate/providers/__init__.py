@@ -41,7 +41,7 @@ class Emulated:
 
 @dataclass(frozen=True)
 class LeakScan:
-    """What ``tests/test_secrets.py`` runs to use a vendor (``{url}``: its emulator) and what
+    """What ``tests/e2e/test_secrets.py`` runs to use a vendor (``{url}``: its emulator) and what
     the one-line error of a refused key names."""
 
     overrides: tuple[str, ...]

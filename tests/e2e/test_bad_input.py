@@ -32,7 +32,7 @@ from situate.records import Chunk, Corpus, Document, Usage
 from situate.tracking.mlflow_tracker import MlflowTracker
 from test_cli import assert_one_line_error
 
-BAD = Path(__file__).parent / "data" / "bad"
+BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
 # the bad cookbook folders use other file names than the real data set's
 COOKBOOK_NAMES = ["dataset.chunks_file=chunks.json", "dataset.questions_file=questions.jsonl"]
 NO_KEYS = {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "CO_API_KEY": ""}

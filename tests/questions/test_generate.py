@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hydra.utils import instantiate
 
-from document_fixtures import RATE_LIMITS_HTML, build_handbook_docx, build_pdf
+from document_fixtures import LIMITES_MD, LIMITES_TITLE, mixed_folder
 from situate.config import compose
 from situate.datasets.generated import Passage, Provenance, read_questions
 from situate.emulators.anthropic_api import AnthropicEmulator
@@ -32,8 +32,7 @@ from situate.questions.prompts import AnswerError, document_language, parse_answ
 from situate.records import Document
 
 KEY = "emulator-key-test-questions"
-REPO = Path(__file__).resolve().parents[1]
-HERE = Path(__file__).resolve().parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def paragraphs(tag: str, n: int, words: int = 50) -> str:
@@ -99,12 +98,7 @@ def test_mix_ratios_are_rounded_by_largest_remainder():
 
 # -- prompts and their answers -----------------------------------------------------------------
 
-ES = Document(
-    "limites.md",
-    "# Límites de la API\n\n## Plan Pro\n\nEl plan Pro permite 600 solicitudes por minuto. "
-    "Las solicitudes que superan el límite reciben un error 429.\n",
-    title="Límites de la API",
-)
+ES = Document("limites.md", LIMITES_MD, title=LIMITES_TITLE)
 
 
 def request(doc: Document, start: int, end: int, strategy="factual", language="", section=""):
@@ -208,29 +202,6 @@ def test_a_rerun_keeps_the_reviewers_decisions():
 
 # -- end to end against the emulator -----------------------------------------------------------
 
-MD_TEXT = (
-    "# Widget Manual\n\n"
-    "## Installation\n\n"
-    "Screw the bracket to the wall before you hang the unit. The kit holds two long screws.\n\n"
-    "## Warranty\n\n"
-    "The Widget Pro is covered for three years from the date of purchase.\n"
-)
-
-
-def folder(tmp_path: Path) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    build_pdf(
-        docs / "report.pdf",
-        ["Overview\nAcme sells anvils to coyotes in every desert.", "Results\nRevenue grew 12 percent to 4.2 million dollars."],
-        "Annual Report 2023",
-    )  # fmt: skip
-    (docs / "limits.html").write_text(RATE_LIMITS_HTML, encoding="utf-8")
-    build_handbook_docx(docs / "handbook.docx")
-    (docs / "manual.md").write_text(MD_TEXT, encoding="utf-8")
-    (docs / "limites.md").write_text(ES.text, encoding="utf-8")
-    return docs
-
 
 def overrides(docs: Path, out: Path, emu, *more: str) -> list[str]:
     return [
@@ -260,7 +231,7 @@ def messages(emu) -> list:
 def test_a_folder_of_pdf_html_docx_and_markdown_gets_span_gold_and_reruns_pay_nothing(
     tmp_path, emu, capsys
 ):
-    docs, out = folder(tmp_path), tmp_path / "out"
+    docs, out = mixed_folder(tmp_path), tmp_path / "out"
     assert generate(overrides(docs, out, emu, "questions.target=6")) == 0
     paid_first = len(messages(emu))
     path = out / "questions" / "folder" / "questions.jsonl"
@@ -370,7 +341,7 @@ def test_the_estimate_equals_the_billed_input_and_caps_the_output(tmp_path, monk
 
 
 def test_a_budget_stops_generation_in_one_line_and_a_higher_one_resumes(tmp_path, emu):
-    docs, out = folder(tmp_path), tmp_path / "out"
+    docs, out = mixed_folder(tmp_path), tmp_path / "out"
     args = overrides(docs, out, emu, "questions.target=6", "question_generator.concurrency=1")
     with pytest.raises(SituateError, match=r"question_generator: budget reached: .* higher"):
         generate([*args, "question_generator.budget_usd=0.0025"])
@@ -386,7 +357,7 @@ def test_a_budget_stops_generation_in_one_line_and_a_higher_one_resumes(tmp_path
 def test_an_emulators_questions_are_not_served_to_another_endpoint(tmp_path, monkeypatch):
     """Issue 16, item 1, for generated questions: the generation store's key names the endpoint,
     so another emulator pays for its own and a run against Claude needs the key."""
-    docs, out = folder(tmp_path), tmp_path / "out"
+    docs, out = mixed_folder(tmp_path), tmp_path / "out"
     path = out / "questions" / "folder" / "questions.jsonl"
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
@@ -409,7 +380,7 @@ def test_an_emulators_questions_are_not_served_to_another_endpoint(tmp_path, mon
 
 @pytest.mark.slow
 def test_a_generation_killed_mid_way_resumes_without_paying_a_stored_answer_again(tmp_path):
-    docs = folder(tmp_path)
+    docs = mixed_folder(tmp_path)
     out = tmp_path / "out"
     with AnthropicEmulator(api_key=KEY, ttft=0.0) as emu:
         args = overrides(
@@ -445,7 +416,7 @@ def test_a_generation_killed_mid_way_resumes_without_paying_a_stored_answer_agai
 
 
 def test_the_batch_api_writes_the_same_questions_at_half_price(tmp_path, emu):
-    docs = folder(tmp_path)
+    docs = mixed_folder(tmp_path)
     plain_out, batch_out = tmp_path / "plain", tmp_path / "batch"
     base = ["questions=factual", "questions.target=4"]
     assert generate(overrides(docs, plain_out, emu, *base)) == 0

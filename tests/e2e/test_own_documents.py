@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from test_questions_generate import folder
+from document_fixtures import mixed_folder
 
 pytestmark = pytest.mark.slow
 
 
 def test_generate_a_set_run_the_preset_open_the_report(tmp_path: Path) -> None:
-    docs, out = folder(tmp_path), tmp_path / "out"
+    docs, out = mixed_folder(tmp_path), tmp_path / "out"
     proc = run_cli(
         "questions", "generate", "dataset=folder", f"dataset.path={docs}",
         "question_generator=extractive", "questions.passage_words=12", "questions.target=12",

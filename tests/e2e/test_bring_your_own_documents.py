@@ -10,15 +10,17 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
+from document_fixtures import mixed_folder
 from situate.datasets.generated import read_questions
 from situate.emulators.anthropic_api import AnthropicEmulator
-from test_questions_generate import KEY, folder
+
+KEY = "emulator-key-test-own-documents"
 
 pytestmark = pytest.mark.slow
 
 
 def test_parse_generate_review_sweep_report(tmp_path: Path) -> None:
-    docs, out = folder(tmp_path), tmp_path / "out"
+    docs, out = mixed_folder(tmp_path), tmp_path / "out"
     with AnthropicEmulator(api_key=KEY, ttft=0.0) as emu:
         proc = run_cli(
             "questions", "generate", "dataset=folder", f"dataset.path={docs}",

@@ -18,7 +18,7 @@ from situate.errors import SituateError
 from situate.tracking.base import flatten, one_line_error, run_name
 from situate.tracking.mlflow_tracker import MlflowTracker, print_runs_urls, runs_url
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 KEY = "emulator-key-test-tracking-7c2"
 # claude-haiku-5-5, USD per million tokens: input, 5-minute cache write, cache read, output
 INPUT, WRITE_5M, READ, OUTPUT = (

@@ -26,7 +26,7 @@ from situate.postgres.embedded import embedded_server
 from situate.sparse.postgres_fts import PostgresFtsEngine
 
 psycopg = pytest.importorskip("psycopg")
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 VECTORS = np.eye(4, dtype=np.float32)
 
 
