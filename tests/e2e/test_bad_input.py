@@ -70,7 +70,7 @@ DATA_CASES = [
     ),
     (
         "folder_invalid_qa_json",
-        ["dataset=folder", "chunker=markdown"],
+        ["dataset=folder", "chunker=markdown", "context=none"],
         rf"error: {p('folder_invalid_qa_json/qa.json')}:4:24: invalid JSON \(Expecting value\); "
         r"fix the file at that line",
     ),
@@ -100,13 +100,13 @@ DATA_CASES = [
     ),
     (
         "folder_wrong_fields",
-        ["dataset=folder", "chunker=markdown"],
+        ["dataset=folder", "chunker=markdown", "context=none"],
         rf"error: {p('folder_wrong_fields/qa.json')}: question 0 \(id add\): missing field\(s\) "
         r"q, gold \(fields present: answers, id, question\); rename or add them",
     ),
     (
         "folder_quote_not_found",
-        ["dataset=folder", "chunker=markdown"],
+        ["dataset=folder", "chunker=markdown", "context=none"],
         rf"error: {p('folder_quote_not_found/qa.json')}: question 0 \(id add\), gold 0: quote "
         r"'the times sign' matches no text in a\.md; copy it exactly from the file or give "
         r'\{"path", "start", "end"\}',
@@ -125,14 +125,14 @@ DATA_CASES = [
     ),
     (
         "folder_offset_past_end",
-        ["dataset=folder", "chunker=markdown"],
+        ["dataset=folder", "chunker=markdown", "context=none"],
         rf"error: {p('folder_offset_past_end/qa.json')}: question 0 \(id add\), gold 0: start=10 "
         r"end=5000 out of range for a\.md \(75 characters\); use integers with "
         r"0 <= start < end <= 75",
     ),
     (
         "folder_empty_md",
-        ["dataset=folder", "chunker=markdown"],
+        ["dataset=folder", "chunker=markdown", "context=none"],
         rf"error: {p('folder_empty_md/empty.md')}: empty file \(no text\); add text to it or "
         r"remove it",
     ),
@@ -144,13 +144,13 @@ DATA_CASES = [
     ),
     (
         "folder_binary_md",
-        ["dataset=folder", "chunker=markdown"],
+        ["dataset=folder", "chunker=markdown", "context=none"],
         rf"error: {p('folder_binary_md/image.md')}: contains NUL bytes \(binary file\?\); convert "
         r"it to UTF-8 text or remove it",
     ),
     (
         "folder_latin1_txt",
-        ["dataset=folder", "chunker=markdown"],
+        ["dataset=folder", "chunker=markdown", "context=none"],
         rf"error: {p('folder_latin1_txt/notes.txt')}: not UTF-8 text \(byte 3\); convert it to "
         r"UTF-8 or remove it",
     ),
@@ -168,7 +168,7 @@ DATA_CASES = [
     ),
     (
         "folder_duplicate_qids",
-        ["dataset=folder", "chunker=markdown"],
+        ["dataset=folder", "chunker=markdown", "context=none"],
         rf"error: {p('folder_duplicate_qids/qa.json')}: question 1: duplicate question id 'add' "
         r"\(question 0 has it too\); give every question its own id",
     ),
@@ -332,7 +332,7 @@ SETUP_CASES = [
     ),
     (
         "missing_mandatory_value",
-        ["dataset=folder", "chunker=markdown"],
+        ["dataset=folder", "chunker=markdown", "context=none"],
         r"error: dataset\.path is not set \(conf/dataset/folder\.yaml leaves it \?\?\?\); add "
         r"dataset\.path=<value> to the command",
     ),
