@@ -1,24 +1,37 @@
 """Can synthetic questions be trusted? Do they rank configurations the way human questions do?
 
     .venv/bin/python benchmarks/synthetic_vs_human.py [--papers 15] [--target 120]
+        [--arms "chunker.size=150,300 context=none,heading_path fusion=sparse_only,rrf"]
+        [--common "embedder=minilm_onnx"] [--human-sample 40]
         [--generator NAME="OVERRIDES"] ... [--name synthetic_vs_human] [--work DIR]
 
 On a slice of COVID-QA (the first ``--papers`` papers of /work/shared/data/covid-qa, human
 questions with span gold), each generator writes a synthetic set over the same papers with
 ``situate questions generate`` (its filters included), and the same arms run on the human
-questions and on each synthetic set (``situate.api.run``, tracking=none): context none /
-heading_path x fusion dense_only / sparse_only / rrf by default. The synthetic set is read as a
+questions and on each synthetic set (``situate.api.run``, tracking=none): the product of the
+``--arms`` grid (``run -m`` syntax: ``key=a,b`` per option; default context none / heading_path x
+fusion dense_only / sparse_only / rrf), each with the ``--common`` overrides (also given to the
+generator: its embedder is the near-duplicate filter's). The synthetic set is read as a
 SQuAD file over the same papers (its gold: each kept question's quote span), so both sets share
 every chunk, context and index. The default generators are the extractive baseline with the
 default filters and with ``trivially_lexical`` off (the rule copies its sentence, which that
 filter removes); a generator's overrides may set its own ``questions.target`` and mix.
 
-Reported per generator: Kendall's tau-b between the two arm orderings by Pass@5 and Recall@10
-(with its bootstrap interval), each arm's synthetic - human difference with a bootstrap CI
-(unpaired: other questions), and per strategy the questions kept, the rejection reasons, and
-how much each contextual arm gains over the same fusion without context on
+``--human-sample N`` writes a seeded sample of N human questions (their span gold) as a
+``qa.json``; a generator's overrides name it as ``{human_sample}``, e.g.
+``questions.difficulty.match={human_sample}`` (difficulty matched to the sample).
+
+Reported per generator and metric (Pass@5, Pass@20, MRR, Recall@10): Kendall's tau-b between
+the two arm orderings (with its bootstrap interval), each arm's synthetic - human difference with
+a bootstrap CI (unpaired: other questions), each set's range of arm means, what
+``evaluation/informativeness.py`` says of each set (saturated, floored, underpowered; its
+recommended metric), and per strategy the questions kept, the rejection reasons, and
+how much each contextual arm gains over the same arm without context on
 ``context_dependent`` vs ``factual`` questions (paired by question; on the human questions, over
-all of them). Prints a table, writes outputs/bench/NAME.json (and .md).
+all of them). Prints a table, writes outputs/bench/NAME.json (and .md) and adds to
+outputs/bench/summary.json, per generator, ``synthetic_tau_<generator>`` (tau at the generated
+set's recommended metric), ``synthetic_tau_<generator>_<metric>`` and
+``synthetic_pass5_bias_<generator>`` (the largest |synthetic - human| Pass@5 over the arms).
 
 With an API key (``ANTHROPIC_API_KEY``), a model generator is one more ``--generator``:
 ``--generator haiku="question_generator=llm llm=claude_haiku_4_5"``.
@@ -27,6 +40,7 @@ With an API key (``ANTHROPIC_API_KEY``), a model generator is one more ``--gener
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import shlex
 import subprocess
@@ -35,12 +49,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from common import OUT, PY, REPO, write_json
+from common import OUT, PY, REPO, merge_summary, write_json
 
 COVID = REPO.parent / "shared" / "data" / "covid-qa" / "200423_covidQA.json"
-METRICS = ("pass_at_5", "recall_at_10")
-CONTEXTS = ("none", "heading_path")
-FUSIONS = ("dense_only", "sparse_only", "rrf")
+METRICS = ("pass_at_5", "pass_at_20", "mrr", "recall_at_10")
+DEFAULT_ARMS = "context=none,heading_path fusion=dense_only,sparse_only,rrf"
 # the extractive rule writes factual and context_dependent questions (no paraphrase)
 EXTRACTIVE_MIX = (
     "questions.mix.factual=0.5 questions.mix.context_dependent=0.5 questions.mix.paraphrase=0"
@@ -54,11 +67,50 @@ DEFAULT_GENERATORS = [
 ]
 
 
-def arms() -> dict[str, list[str]]:
-    return {f"{c}+{f}": [f"context={c}", f"fusion={f}"] for c in CONTEXTS for f in FUSIONS}
+def arms(grid: str = DEFAULT_ARMS) -> dict[str, list[str]]:
+    """The arms of a ``run -m``-style grid (``key=a,b key2=c``): name ("a+c") -> overrides."""
+    axes = []
+    for option in shlex.split(grid):
+        key, sep, values = option.partition("=")
+        if not sep or not values:
+            raise SystemExit(f"--arms: {option!r} is not key=value[,value...]")
+        axes.append([f"{key}={v}" for v in values.split(",")])
+    return {
+        "+".join(o.partition("=")[2] for o in combo): list(combo)
+        for combo in itertools.product(*axes)
+    }
 
 
-def generate(name: str, overrides: str, work: Path, papers: int, target: int) -> Path:
+def without_context(overrides: list[str]) -> list[str]:
+    return [("context=none" if o.startswith("context=") else o) for o in overrides]
+
+
+def human_sample(papers: int, n: int, path: Path, seed: int = 0) -> int:
+    """``n`` human questions of the slice (seeded), their span gold as a ``qa.json`` of
+    ``dataset=folder`` (``{"path": doc_id, "start", "end"}``); the number written."""
+    import numpy as np
+
+    from situate.datasets.squad import SquadLoader
+
+    questions = [
+        q for q in SquadLoader(str(COVID), max_documents=papers).load().questions if q.gold
+    ]
+    picked = sorted(
+        np.random.default_rng(seed).choice(len(questions), min(n, len(questions)), replace=False)
+    )
+    records = [
+        {"q": questions[i].text,
+         "gold": [{"path": g.doc_id, "start": g.start, "end": g.end} for g in questions[i].gold]}
+        for i in picked
+    ]  # fmt: skip
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(records, ensure_ascii=False, indent=1))
+    return len(records)
+
+
+def generate(
+    name: str, overrides: str, work: Path, papers: int, target: int, common: list[str]
+) -> Path:
     """``situate questions generate`` over the slice; the questions.jsonl it wrote. The
     generator's ``overrides`` may set its own ``questions.target`` (a slow local model)."""
     out = work / name / "questions.jsonl"
@@ -71,7 +123,7 @@ def generate(name: str, overrides: str, work: Path, papers: int, target: int) ->
     command = [
         PY, "-m", "situate.cli", "questions", "generate", "dataset=covid_qa",
         f"dataset.path={COVID}", f"dataset.max_documents={papers}", *targets,
-        f"output_dir={work}", *own, "--out", str(out),
+        f"output_dir={work}", *common, *own, "--out", str(out),
     ]  # fmt: skip
     print("$", " ".join(command[2:]), flush=True)
     proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
@@ -107,28 +159,33 @@ def as_squad(questions, papers: int, path: Path) -> dict[str, str]:
     return strategy
 
 
-def run_arms(dataset: list[str], work: Path) -> dict[str, object]:
+def run_arms(
+    dataset: list[str], work: Path, grid: dict[str, list[str]], common: list[str]
+) -> dict[str, object]:
     from situate.api import run
 
     results = {}
-    for name, overrides in arms().items():
+    for name, overrides in grid.items():
         started = time.perf_counter()
         results[name] = run(
             ["dataset=covid_qa", *dataset, "chunker=fixed", "tracking=none", f"output_dir={work}",
-             "eval.latency_sample=1", *overrides]
+             "eval.latency_sample=1", *common, *overrides]
         )  # fmt: skip
         print(f"  {name}: {time.perf_counter() - started:.0f} s", flush=True)
     return results
 
 
-def strategy_gains(results, strategy: dict[str, str], metric: str) -> dict[str, dict]:
-    """Per contextual arm and strategy: mean paired gain over the same fusion without context."""
+def strategy_gains(
+    results, strategy: dict[str, str], metric: str, grid: dict[str, list[str]]
+) -> dict[str, dict]:
+    """Per contextual arm and strategy: mean paired gain over the same arm without context."""
+    by_overrides = {tuple(o): name for name, o in grid.items()}
     gains: dict[str, dict] = {}
     for name, result in results.items():
-        context, fusion = name.split("+")
-        if context == "none":
+        base = by_overrides.get(tuple(without_context(grid[name])))
+        if base is None or base == name:
             continue
-        a, b = results[f"none+{fusion}"].scores(metric), result.scores(metric)
+        a, b = results[base].scores(metric), result.scores(metric)
         row = {}
         for s in sorted(set(strategy.values())):
             ids = [q for q in a.index if strategy.get(q) == s]
@@ -140,10 +197,43 @@ def strategy_gains(results, strategy: dict[str, str], metric: str) -> dict[str, 
     return gains
 
 
+def set_informativeness(results, grid: dict[str, list[str]]) -> dict:
+    """What ``evaluation/informativeness.py`` says of one set over the arms (every pair)."""
+    from situate.evaluation.informativeness import informativeness
+
+    info = informativeness({m: {a: results[a].scores(m).to_numpy() for a in grid} for m in METRICS})
+    return {
+        "headline": info.headline,
+        "verdict": info.verdict,
+        "per_metric": {
+            m: {"problem": mi.problem, "separated_pairs": mi.separated, "pairs": len(mi.pairs),
+                "median_mde": round(mi.median_mde, 4),
+                "all_solved": round(mi.saturation.all_solved, 3),
+                "none_solved": round(mi.saturation.none_solved, 3)}
+            for m, mi in info.metrics.items()
+        },
+    }  # fmt: skip
+
+
+def arm_range(results, grid, metric: str) -> list[float]:
+    means = [float(results[a].scores(metric).mean()) for a in grid]
+    return [round(min(means), 4), round(max(means), 4)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--papers", type=int, default=15, help="first N COVID-QA papers")
     parser.add_argument("--target", type=int, default=120, help="synthetic questions asked for")
+    parser.add_argument(
+        "--arms", default=DEFAULT_ARMS, help=f"the grid of arms, run -m style (default {DEFAULT_ARMS!r})"
+    )  # fmt: skip
+    parser.add_argument(
+        "--common", default="", help="overrides of every arm and generation, e.g. embedder=minilm_onnx"
+    )  # fmt: skip
+    parser.add_argument(
+        "--human-sample", type=int, default=40,
+        help="human questions written to a qa.json that a generator names as {human_sample}",
+    )  # fmt: skip
     parser.add_argument(
         "--generator", action="append", help="NAME=OVERRIDES of `situate questions generate` "
         "(repeatable; default: the extractive baseline, with and without trivially_lexical)",
@@ -155,23 +245,36 @@ def main() -> None:
     from situate.datasets.generated import read_questions
     from situate.evaluation.agreement import set_agreement
 
+    grid = arms(ns.arms)
+    common = shlex.split(ns.common)
     work = Path(ns.work or tempfile.mkdtemp(prefix="situate-synthetic-"))
     started = time.perf_counter()
-    print(f"human questions on {ns.papers} papers", flush=True)
-    human = run_arms([f"dataset.path={COVID}", f"dataset.max_documents={ns.papers}"], work)
+    sample = work / "human_sample" / "qa.json"
+    sampled = human_sample(ns.papers, ns.human_sample, sample)
+    print(f"human questions on {ns.papers} papers ({len(grid)} arms)", flush=True)
+    human = run_arms(
+        [f"dataset.path={COVID}", f"dataset.max_documents={ns.papers}"], work, grid, common
+    )
+    first = next(iter(grid))
     report = {
-        "papers": ns.papers, "target": ns.target, "arms": list(arms()),
-        "human_questions": len(next(iter(human.values())).scores(METRICS[0])),
+        "papers": ns.papers, "target": ns.target, "arms": list(grid), "arms_grid": ns.arms,
+        "common": ns.common, "human_sample": sampled,
+        "human_questions": len(human[first].scores(METRICS[0])),
+        "human_seconds": round(time.perf_counter() - started, 1),
+        "human_informativeness": set_informativeness(human, grid),
+        "human_range": {m: arm_range(human, grid, m) for m in METRICS},
         "human_gain": {
-            m: strategy_gains(human, dict.fromkeys(human["none+rrf"].scores(m).index, "all"), m)
+            m: strategy_gains(human, dict.fromkeys(human[first].scores(m).index, "all"), m, grid)
             for m in METRICS
         },
         "generators": {},
     }  # fmt: skip
+    summary: dict[str, object] = {}
     for spec in ns.generator or DEFAULT_GENERATORS:
         name, _, overrides = spec.partition("=")
+        overrides = overrides.replace("{human_sample}", str(sample))
         t0 = time.perf_counter()
-        questions = read_questions(generate(name, overrides, work, ns.papers, ns.target))
+        questions = read_questions(generate(name, overrides, work, ns.papers, ns.target, common))
         generation_s = time.perf_counter() - t0
         squad = work / name / "synthetic_squad.json"
         strategy = as_squad(questions, ns.papers, squad)
@@ -192,41 +295,86 @@ def main() -> None:
                 for q in questions if q.usable and q.gold
             ][:5],
         }  # fmt: skip
+        difficulty = squad.parent / "questions.difficulty.md"
+        if difficulty.exists():
+            entry["difficulty_table"] = difficulty.read_text()
         report["generators"][name] = entry
         if len(strategy) < 10:
             entry["skipped"] = f"only {len(strategy)} questions kept: too few to rank arms"
             print(f"{name}: {entry['skipped']}", flush=True)
             continue
         print(f"{name}: {len(strategy)} kept questions", flush=True)
-        synthetic = run_arms([f"dataset.path={squad}", f"dataset.max_documents={ns.papers}"], work)
+        synthetic = run_arms(
+            [f"dataset.path={squad}", f"dataset.max_documents={ns.papers}"], work, grid, common
+        )
+        entry["informativeness"] = set_informativeness(synthetic, grid)
         for metric in METRICS:
             agreement = set_agreement(
-                {a: human[a].scores(metric).to_numpy() for a in arms()},
-                {a: synthetic[a].scores(metric).to_numpy() for a in arms()},
+                {a: human[a].scores(metric).to_numpy() for a in grid},
+                {a: synthetic[a].scores(metric).to_numpy() for a in grid},
                 resamples=ns.resamples,
             )
+            differences = [a.difference for a in agreement.arms]
             entry[metric] = {
                 "tau": round(agreement.tau, 3), "p_value": round(agreement.p_value, 4),
                 "tau_ci": [round(agreement.tau_low, 3), round(agreement.tau_high, 3)],
+                "range": arm_range(synthetic, grid, metric),
+                "bias_range": [round(min(differences), 4), round(max(differences), 4)],
                 "arms": [
                     {"arm": a.arm, "human": round(a.human, 4), "synthetic": round(a.synthetic, 4),
                      "difference": round(a.difference, 4), "ci": [round(a.ci_low, 4), round(a.ci_high, 4)]}
                     for a in agreement.arms
                 ],
-                "gain_by_strategy": strategy_gains(synthetic, strategy, metric),
+                "gain_by_strategy": strategy_gains(synthetic, strategy, metric, grid),
             }  # fmt: skip
+            summary[f"synthetic_tau_{name}_{metric}"] = entry[metric]["tau"]
+        headline = entry["informativeness"]["headline"]
+        summary[f"synthetic_tau_{name}"] = entry[headline]["tau"]
+        summary[f"synthetic_tau_ci_{name}"] = entry[headline]["tau_ci"]
+        summary[f"synthetic_pass5_bias_{name}"] = max(
+            abs(b) for b in entry["pass_at_5"]["bias_range"]
+        )
+        entry["seconds"] = round(time.perf_counter() - t0, 1)
     report["seconds"] = round(time.perf_counter() - started, 1)
     write_json(ns.name, report, OUT)
+    merge_summary(summary, OUT)
     (OUT / f"{ns.name}.md").write_text(table(report))
     print(table(report))
 
 
+def _problem(info: dict, metric: str) -> str:
+    problem = info["per_metric"][metric]["problem"] or "informative"
+    return problem + (" (recommended)" if info["headline"] == metric else "")
+
+
 def table(report: dict) -> str:
     lines = [
-        f"COVID-QA, {report['papers']} papers, {report['human_questions']} human questions; "
+        f"COVID-QA, {report['papers']} papers, {report['human_questions']} human questions, "
+        f"{len(report['arms'])} arms ({report.get('arms_grid', '')} {report.get('common', '')}); "
         f"synthetic target {report['target']} unless a generator sets its own",
         "",
+        "| set | metric | Kendall tau [95% CI] | arms' range | generated - human | set verdict |",
+        "|---|---|---|---|---|---|",
     ]
+    hi = report["human_informativeness"]
+    for metric in METRICS:
+        low, high = report["human_range"][metric]
+        lines.append(
+            f"| human ({report['human_questions']}) | {metric} | | {low:.3f} - {high:.3f} | | "
+            f"{_problem(hi, metric)} |"
+        )
+    for name, g in report["generators"].items():
+        if "skipped" in g:
+            continue
+        for metric in METRICS:
+            m = g[metric]
+            lines.append(
+                f"| {name} ({g['kept']}) | {metric} | {m['tau']:+.2f} [{m['tau_ci'][0]:+.2f}, "
+                f"{m['tau_ci'][1]:+.2f}] | {m['range'][0]:.3f} - {m['range'][1]:.3f} | "
+                f"{m['bias_range'][0]:+.3f} .. {m['bias_range'][1]:+.3f} | "
+                f"{_problem(g['informativeness'], metric)} |"
+            )
+    lines.append("")
     for metric, gains in report["human_gain"].items():
         cells = ", ".join(f"{arm} {row['all']['gain']:+.3f}" for arm, row in gains.items())
         lines.append(f"human questions, {metric} gain of the contextual arms: {cells}")
@@ -240,6 +388,7 @@ def table(report: dict) -> str:
         if "skipped" in g:
             lines += [g["skipped"], ""]
             continue
+        lines += ["", f"set verdict: {g['informativeness']['verdict']}"]
         for metric in METRICS:
             m = g[metric]
             lines += [
