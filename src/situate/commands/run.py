@@ -143,14 +143,14 @@ def precheck(args: list[str]) -> None:
         cfg = compose(first, with_hydra=True)  # the first job is skipped: the rest are checked
         checked = None  # composed without its checks: its job is checked (and listed skipped)
     multirun = multirun or cfg.hydra.mode == RunMode.MULTIRUN
-    if multirun:
-        check_sweep_jobs(cfg, overrides, checked)
     for o in parsed:
         if o.is_add() or o.is_force_add():
             check_parameter(cfg, o.key_or_group, o.input_line)
     from situate.config_checks import check_output_folders, check_value_types, check_writable
 
-    check_value_types(cfg, parsed)
+    check_value_types(cfg, parsed)  # the override as typed (fusion.k=60,abc), before each job
+    if multirun:
+        check_sweep_jobs(cfg, overrides, checked)
     check_output_folders(cfg)
     if multirun:
         check_writable("hydra.sweep.dir", cfg.hydra.sweep.dir)
