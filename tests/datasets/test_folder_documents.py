@@ -222,8 +222,8 @@ def test_mixed_folder_runs_end_to_end(kb: Path, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_a_bad_file_through_the_cli_is_one_line_and_exit_2(kb: Path, tmp_path: Path) -> None:
     locked = build_encrypted_pdf(kb / "locked.pdf")
-    args = ["dataset=folder", f"dataset.path={kb}", "tracking=none", f"output_dir={tmp_path}"]
-    proc = run_cli("chunks", *args)
+    args = ["dataset=folder", f"dataset.path={kb}", "chunker=markdown", "tracking=none"]
+    proc = run_cli("chunks", *args, f"output_dir={tmp_path}")
     assert_one_line_error(proc, f"{locked}: encrypted PDF", "save a decrypted copy")
 
 
