@@ -267,3 +267,63 @@ def test_the_judge_without_its_key_is_refused_before_the_study_is_read(
         "error: llm=claude_haiku_4_5 needs its API key: set ANTHROPIC_API_KEY (the key is read "
         "from the environment only)"
     )
+
+
+def test_the_sweeper_validates_only_the_jobs_not_composed_before(monkeypatch):
+    """Hydra's validation (``Sweeper.validate_batch_is_legal``) sees the batch less the jobs in
+    ``COMPOSED_JOBS``; a job is matched without its ``hydra`` overrides and in any order."""
+    from hydra.plugins.sweeper import Sweeper
+    from hydra_plugins.situate_sweeper import CheckedBasicSweeper
+
+    from situate.commands import run
+
+    validated = []
+    monkeypatch.setattr(Sweeper, "validate_batch_is_legal", lambda self, b: validated.append(b))
+    monkeypatch.setattr(run, "COMPOSED_JOBS", {run.job_key(["fusion=rrf", "fusion.k=60"])})
+    sweeper = CheckedBasicSweeper(max_batch_size=None)
+    batch = [["fusion.k=60", "fusion=rrf", "hydra.sweep.dir=x"], ["fusion=rrf", "fusion.k=10"]]
+    sweeper.validate_batch_is_legal(batch)
+    assert validated == [[["fusion=rrf", "fusion.k=10"]]]
+    validated.clear()
+    sweeper.validate_batch_is_legal(batch[:1])
+    assert validated == []  # every job composed already: Hydra composes none
+
+
+def test_a_sweep_composes_each_job_twice_not_three_times(tmp_path):
+    """``situate run -m`` on a two-job grid: the precheck composes each job once, Hydra's launcher
+    once more, its sweeper's validation not at all (Hydra's basic sweeper composes each job in its
+    validation and again in the launch)."""
+    import subprocess
+    import sys
+
+    from conftest import DATA_DIR
+
+    script = f"""
+import sys
+from collections import Counter
+from hydra._internal.config_loader_impl import ConfigLoaderImpl
+from situate import config
+from situate.commands import run
+calls = Counter()
+sweep_config = ConfigLoaderImpl.load_sweep_config
+def counting(self, master_config, sweep_overrides):
+    calls["hydra"] += 1
+    return sweep_config(self, master_config, sweep_overrides)
+ConfigLoaderImpl.load_sweep_config = counting
+compose = run.compose
+def counting_compose(overrides, **kwargs):
+    calls["precheck"] += 1
+    return compose(overrides, **kwargs)
+run.compose = counting_compose
+code = run.main(["-m", "fusion=sparse_only", "fusion.pool=100,150", "tracking=none",
+                 "data_dir={DATA_DIR}", "output_dir={tmp_path}"])
+print("COUNTS", calls["precheck"], calls["hydra"], len(run.COMPOSED_JOBS), code)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600
+    )
+    line = [ln for ln in out.stdout.splitlines() if ln.startswith("COUNTS")]
+    assert line, out.stderr[-2000:]
+    # precheck: the first job (with its checks) and the second; Hydra: the launcher's two
+    assert line[0].split()[1:] == ["2", "2", "2", "0"]
+    assert len(list(tmp_path.rglob("result.json"))) == 2

@@ -12,6 +12,8 @@ from situate.config import check_overrides, check_parameter, compose, first_valu
 def main(args: list[str]) -> int:
     check_overrides(args)
     precheck(args)
+    if COMPOSED_JOBS:  # a basic sweeper's grid, each job composed and checked: not validated again
+        args = [a for a in args if a != "hydra/sweeper=basic"] + ["hydra/sweeper=checked"]
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
@@ -49,46 +51,51 @@ def sweep_exit_code() -> int:
 
 MAX_JOBS_CHECKED = 16  # a larger grid's jobs are checked each by itself when it starts (run_job)
 
+# The overrides of each job this process composed and checked before Hydra starts, in the form
+# Hydra's basic sweeper passes them (sorted; no ``hydra.`` overrides). When it holds any, ``main``
+# runs the grid on ``hydra/sweeper=checked`` (``hydra_plugins.situate_sweeper``), which does not
+# compose these jobs a second time.
+COMPOSED_JOBS: set[tuple[str, ...]] = set()
+
 
 def sweep_jobs(cfg, overrides: list[str]) -> list[tuple[list[str], str]] | None:
-    """The overrides of each job of the sweep and the swept values that name it, as Hydra's basic sweeper enumerates them (the
-    preset's ``hydra.sweeper.params``, then the command line's, which win), or None when the
-    grid cannot be listed here (``glob``, ``interval``, an Optuna search) or is larger than
+    """The overrides of each job of the sweep and the swept values that name it, as Hydra's basic
+    sweeper enumerates them (its own ``split_arguments`` over the preset's
+    ``hydra.sweeper.params``, then the command line's, which win), or None when the grid cannot be
+    listed here (``glob``, ``interval``, an Optuna search) or is larger than
     ``MAX_JOBS_CHECKED``."""
-    import itertools
-
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
 
     if "basic" not in str(cfg.hydra.sweeper.get("_target_", "")).lower():
         return None
-    by_key = {str(k): f"{k}={v}" for k, v in (cfg.hydra.sweeper.get("params") or {}).items()}
-    by_key.update((o.partition("=")[0], o) for o in overrides if "=" in o)
+    params = [f"{k}={v}" for k, v in (cfg.hydra.sweeper.get("params") or {}).items()]
     try:
-        parsed = OverridesParser.create().parse_overrides(list(by_key.values()))
-        axes = [
-            [(f"{o.get_key_element()}={v}", True) for v in o.sweep_string_iterator()]
-            if o.is_sweep_override()
-            else [(o.input_line, False)]
-            for o in parsed
-        ]
+        parsed = OverridesParser.create().parse_overrides([*params, *overrides])
+        swept = {o.get_key_element() for o in parsed if o.is_sweep_override()}
+        sizes = [len(list(o.sweep_string_iterator())) for o in parsed if o.is_sweep_override()]
+        size = 1
+        for n in sizes:
+            size *= n
+        if size > MAX_JOBS_CHECKED:
+            return None
+        jobs = BasicSweeper.split_arguments(parsed, None)[0]
     except (HydraException, TypeError, ValueError):
         return None
-    size = 1
-    for axis in axes:
-        size *= len(axis)
-    if size > MAX_JOBS_CHECKED:
-        return None
-    return [
-        ([o for o, _ in job], " ".join(o for o, swept in job if swept))
-        for job in itertools.product(*axes)
-    ]
+    return [(job, " ".join(o for o in job if o.partition("=")[0] in swept)) for job in jobs]
+
+
+def job_key(job: list[str]) -> tuple[str, ...]:
+    """A job's overrides as Hydra's sweeper hands them to the launcher: no ``hydra`` ones, sorted."""
+    return tuple(sorted(o for o in job if not o.lstrip("+~").startswith(("hydra.", "hydra/"))))
 
 
 def check_sweep_jobs(cfg, overrides: list[str], checked: list[str] | None = None) -> None:
     """Compose every job of the sweep and check what its stages need (``situate.preflight``): a
     config mistake in any job stops the sweep before it starts; a job that needs what is not
-    installed (``Unavailable``) is listed in one line as skipped, and skipped when it runs.
+    installed (``Unavailable``) is listed in one line as skipped, and skipped when it runs. Each
+    job composed is recorded in ``COMPOSED_JOBS``.
 
     ``checked``: the overrides of a job the caller has composed and checked already (the sweep's
     first values), not composed again (a one-job sweep composes once here, not twice)."""
@@ -100,14 +107,16 @@ def check_sweep_jobs(cfg, overrides: list[str], checked: list[str] | None = None
         return
     skipped: dict[str, Unavailable] = {}
     for job, swept in jobs:
-        if checked is not None and sorted(job) == sorted(checked):
+        if checked is not None and job_key(job) == job_key(checked):
+            COMPOSED_JOBS.add(job_key(job))
             continue
         try:
             compose(job, uses=stages_of_run)
-        except Unavailable as e:
+        except Unavailable as e:  # composed; its stages' checks found a part missing
             skipped[swept] = e
         except SituateError as e:
             raise SituateError(f"sweep job {swept}: {e}") from e
+        COMPOSED_JOBS.add(job_key(job))
     if skipped and len(skipped) == len(jobs):
         first = next(iter(skipped.values()))
         raise SituateError(f"every job of the sweep is skipped: {first}")
