@@ -273,8 +273,8 @@ def test_the_sweeper_validates_only_the_jobs_not_composed_before(monkeypatch):
     """Hydra's validation (``Sweeper.validate_batch_is_legal``) sees the batch less the jobs in
     ``COMPOSED_JOBS``; a job is matched without its ``hydra`` overrides and in any order."""
     from hydra.plugins.sweeper import Sweeper
-    from hydra_plugins.situate_sweeper import CheckedBasicSweeper
 
+    from hydra_plugins.situate_sweeper import CheckedBasicSweeper
     from situate.commands import run
 
     validated = []

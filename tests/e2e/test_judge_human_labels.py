@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_judge_no_gold import DOCS  # the same three Markdown files
 
 from conftest import run_cli
 from situate.emulators.anthropic_api import AnthropicEmulator
@@ -17,17 +18,6 @@ from situate.evaluation.trec import read_qrels, read_run
 
 KEY = "emulator-key-test-judge-human-labels"
 pytestmark = pytest.mark.slow
-DOCS = {
-    "setup.md": "# Setup\n\nInstall the command line tool with pip install situate-cli and check "
-    "the version it prints.\n\n## Proxies\n\nBehind a proxy, set HTTPS_PROXY before installing, "
-    "or the download of the wheels fails first.\n",
-    "server.md": "# Server\n\nThe server listens on port 8765 by default; set SITUATE_PORT to move "
-    "it elsewhere.\n\n## Restarts\n\nRestart the server with situate serve --restart after you "
-    "change its configuration file.\n",
-    "billing.md": "# Billing\n\nInvoices are sent on the first working day of each month to the "
-    "address on the account.\n\n## Refunds\n\nRefunds are paid within ten days to the card that "
-    "was charged.\n",
-}
 QUESTIONS = (
     "How do I install the tool?\nWhich port does the server use?\nWhen are invoices sent?\n"
     "How do I install behind a proxy?\nHow do I restart the server?\nWhen are refunds paid?\n"
