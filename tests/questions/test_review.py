@@ -34,6 +34,7 @@ from situate.questions.filters import (
     NearDuplicate,
     TooEasy,
     TriviallyLexical,
+    Underspecified,
     apply_filters,
     build_filters,
 )
@@ -238,6 +239,24 @@ def test_trivially_lexical_counts_the_quotes_rare_words_in_the_question():
     assert TriviallyLexical(rare_idf=0.9, max_share=0.5, min_copied=2).removals(
         qs, LEXICAL_DOCS
     ) == {"g-1": "copies 3 of the quote's 6 rare words (idf >= 0.9): reactor, xenon, zorblat"}
+
+
+def test_underspecified_sums_the_idf_of_the_words_a_question_names():
+    """Over LEXICAL_DOCS: zorblat and xenon in 1 of 5 documents (ln 5 = 1.609), reactor, gas and
+    plant in 2 (ln 2.5 = 0.916), the and at (function words) not counted."""
+    qs = [
+        question("g-1", "What is the number?"),  # number: in none, counted as in one: 1.609
+        question("g-2", "Why does the zorblat reactor vent xenon?"),  # 1.609 * 3 + 0.916
+        question("g-3", "What did the plant hire?"),  # plant 0.916, hire 1.609 (in none: "hired")
+        question("g-4", "What is it?"),  # names nothing
+    ]
+    removed = Underspecified(min_idf=2.0).removals(qs, LEXICAL_DOCS)
+    assert removed == {
+        "g-1": "names too little to be found: number (idf 1.61 in all < 2.0)",
+        "g-4": "names too little to be found: nothing (idf 0.00 in all < 2.0)",
+    }  # g-3: 0.916 + 1.609 = 2.53 >= 2.0
+    assert list(Underspecified(min_idf=2.6).removals(qs, LEXICAL_DOCS)) == ["g-1", "g-3", "g-4"]
+    assert list(Underspecified(min_idf=0.5).removals(qs, LEXICAL_DOCS)) == ["g-4"]
 
 
 # ------------------------------------------------------------------ answerable_without_corpus

@@ -45,6 +45,7 @@ from situate.store import BlobStore, content_hash
 log = logging.getLogger("situate")
 FILTERS = (
     "dangling_reference",
+    "underspecified",
     "near_duplicate",
     "trivially_lexical",
     "answerable_without_corpus",
@@ -140,6 +141,48 @@ class DanglingReference:
         return None
 
 
+def document_frequencies(documents: Sequence[Document]) -> Counter:
+    """How many of ``documents`` hold each word (:func:`words`)."""
+    return Counter(w for d in documents for w in set(words(d.text)))
+
+
+def idf(df: Counter, n: int, word: str) -> float:
+    """``ln(n / df)`` of ``word`` over ``n`` documents (a word in none counts as in one)."""
+    return math.log(n / max(df[word], 1))
+
+
+# -- underspecified ----------------------------------------------------------------------------
+
+
+class Underspecified:
+    """Removes a question that names too little to be found: the words it names (not question or
+    function words) carry less than ``min_idf`` of inverse document frequency in all, ``ln(N / df)``
+    summed over them ("What is the number?", "What have been identified?"). Such a question is
+    hard for every retriever because nothing in it points at one passage, so a difficulty control
+    that keeps hard questions would otherwise keep it first."""
+
+    name = "underspecified"
+
+    def __init__(self, min_idf: float = 2.0):
+        _check(self.name, "min_idf", min_idf, 0, math.inf)
+        self.min_idf = min_idf
+
+    def removals(
+        self, questions: Sequence[GeneratedQuestion], documents: Sequence[Document]
+    ) -> dict[str, str]:
+        df, n = document_frequencies(documents), len(documents)
+        out: dict[str, str] = {}
+        for q in questions:
+            named = sorted(set(words(q.q)) - _NAMES_NOTHING)
+            total = sum(idf(df, n, w) for w in named)
+            if total < self.min_idf:
+                out[q.id] = (
+                    f"names too little to be found: {', '.join(named) or 'nothing'} "
+                    f"(idf {total:.2f} in all < {self.min_idf})"
+                )
+        return out
+
+
 # -- near_duplicate ----------------------------------------------------------------------------
 
 
@@ -202,13 +245,10 @@ class TriviallyLexical:
     def removals(
         self, questions: Sequence[GeneratedQuestion], documents: Sequence[Document]
     ) -> dict[str, str]:
-        df = Counter(w for d in documents for w in set(words(d.text)))
-        n = len(documents)
+        df, n = document_frequencies(documents), len(documents)
         out: dict[str, str] = {}
         for q in questions:
-            rare = sorted(
-                {w for w in words(q.quote) if math.log(n / max(df[w], 1)) >= self.rare_idf}
-            )
+            rare = sorted({w for w in words(q.quote) if idf(df, n, w) >= self.rare_idf})
             asked = set(words(q.q))
             copied = [w for w in rare if w in asked]
             if (
@@ -394,6 +434,8 @@ def _build(name: str, options: dict[str, Any], embedder, llm) -> QuestionFilter:
         return DanglingReference(**options)
     if name == "trivially_lexical":
         return TriviallyLexical(**options)
+    if name == "underspecified":
+        return Underspecified(**options)
     if name == "answerable_without_corpus":
         return AnswerableWithoutCorpus(
             _needed(name, "an llm (llm=...)", llm), store=store, **options
