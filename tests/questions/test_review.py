@@ -370,6 +370,11 @@ def test_default_filters_build_from_the_config(minilm, tmp_path: Path):
     ]
     assert list(filters[1].removals(qs, [])) == ["g-2"]
     assert (tmp_path / "embeddings.sqlite").is_file()  # ${cache_dir}/embeddings.sqlite
+    conf.filters.underspecified.enabled = True
+    built = build_filters(conf.filters, embedder=minilm)
+    assert [f.name for f in built][:2] == ["dangling_reference", "underspecified"]
+    assert built[1].min_idf == 2.0
+    conf.filters.underspecified.enabled = False
     conf.filters.too_easy.enabled = True
     assert build_filters(conf.filters, embedder=minilm)[-1].baselines == ["bm25", "dense"]
     settings = OmegaConf.to_container(conf.filters, resolve=True)

@@ -3,6 +3,7 @@ says a bad key or value in one line."""
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 
@@ -11,6 +12,7 @@ from situate.config import check_overrides, check_parameter, compose, first_valu
 
 def main(args: list[str]) -> int:
     check_overrides(args)
+    COMPOSED_JOBS.clear()  # this command's jobs only (main may run more than once in a process)
     precheck(args)
     if COMPOSED_JOBS:  # a basic sweeper's grid, each job composed and checked: not validated again
         args = [a for a in args if a != "hydra/sweeper=basic"] + ["hydra/sweeper=checked"]
@@ -73,13 +75,10 @@ def sweep_jobs(cfg, overrides: list[str]) -> list[tuple[list[str], str]] | None:
     params = [f"{k}={v}" for k, v in (cfg.hydra.sweeper.get("params") or {}).items()]
     try:
         parsed = OverridesParser.create().parse_overrides([*params, *overrides])
-        swept = {o.get_key_element() for o in parsed if o.is_sweep_override()}
-        sizes = [len(list(o.sweep_string_iterator())) for o in parsed if o.is_sweep_override()]
-        size = 1
-        for n in sizes:
-            size *= n
-        if size > MAX_JOBS_CHECKED:
+        axes = [o for o in parsed if o.is_sweep_override()]
+        if math.prod(len(list(o.sweep_string_iterator())) for o in axes) > MAX_JOBS_CHECKED:
             return None
+        swept = {o.get_key_element() for o in axes}
         jobs = BasicSweeper.split_arguments(parsed, None)[0]
     except (HydraException, TypeError, ValueError):
         return None
