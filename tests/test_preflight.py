@@ -289,41 +289,40 @@ def test_the_sweeper_validates_only_the_jobs_not_composed_before(monkeypatch):
     assert validated == []  # every job composed already: Hydra composes none
 
 
-def test_a_sweep_composes_each_job_twice_not_three_times(tmp_path):
-    """``situate run -m`` on a two-job grid: the precheck composes each job once, Hydra's launcher
-    once more, its sweeper's validation not at all (Hydra's basic sweeper composes each job in its
-    validation and again in the launch)."""
+@pytest.mark.parametrize(
+    ("args", "composed", "results"),
+    [
+        (["fusion=sparse_only"], 1, 1),  # a run: Hydra composes it twice (its mode, the run)
+        (["-m", "fusion=sparse_only"], 1, 1),  # a one-job sweep: Hydra four times
+        (["-m", "fusion=sparse_only", "fusion.pool=100,150"], 3, 2),  # the master and each job
+    ],
+)
+def test_situate_run_composes_each_config_once(tmp_path, args, composed, results):
+    """``situate run`` composes a run's config once, and a sweep's master config and each job's
+    once (situate.launch), where ``hydra.main`` composes a run twice and a sweep of n jobs
+    2 + 2n times (its mode, the master, each job in its sweeper's validation and its launcher)."""
     import subprocess
     import sys
 
     from conftest import DATA_DIR
 
     script = f"""
-import sys
 from collections import Counter
 from hydra._internal.config_loader_impl import ConfigLoaderImpl
-from situate import config
 from situate.commands import run
 calls = Counter()
-sweep_config = ConfigLoaderImpl.load_sweep_config
-def counting(self, master_config, sweep_overrides):
-    calls["hydra"] += 1
-    return sweep_config(self, master_config, sweep_overrides)
-ConfigLoaderImpl.load_sweep_config = counting
-compose = run.compose
-def counting_compose(overrides, **kwargs):
-    calls["precheck"] += 1
-    return compose(overrides, **kwargs)
-run.compose = counting_compose
-code = run.main(["-m", "fusion=sparse_only", "fusion.pool=100,150", "tracking=none",
-                 "data_dir={DATA_DIR}", "output_dir={tmp_path}"])
-print("COUNTS", calls["precheck"], calls["hydra"], len(run.COMPOSED_JOBS), code)
+load = ConfigLoaderImpl.load_configuration
+def counting(self, *args, **kwargs):
+    calls["composed"] += 1
+    return load(self, *args, **kwargs)
+ConfigLoaderImpl.load_configuration = counting
+code = run.main({args!r} + ["tracking=none", "data_dir={DATA_DIR}", "output_dir={tmp_path}"])
+print("COUNTS", calls["composed"], code)
 """
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=600
     )
     line = [ln for ln in out.stdout.splitlines() if ln.startswith("COUNTS")]
     assert line, out.stderr[-2000:]
-    # precheck: the first job (with its checks) and the second; Hydra: the launcher's two
-    assert line[0].split()[1:] == ["2", "2", "2", "0"]
-    assert len(list(tmp_path.rglob("result.json"))) == 2
+    assert line[0].split()[1:] == [str(composed), "0"]
+    assert len(list(tmp_path.rglob("result.json"))) == results

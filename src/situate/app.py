@@ -291,9 +291,9 @@ def run_job(cfg: DictConfig, job: Job) -> dict:
     return row
 
 
-@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
-def main(cfg: DictConfig) -> float | list[float] | None:
-    """One job; returns what a sweeper optimizes (config ``objective``, on dev with a split)."""
+def task(cfg: DictConfig) -> float | list[float] | None:
+    """One job of Hydra's (``main``, or :mod:`situate.launch`); returns what a sweeper optimizes
+    (config ``objective``, on dev with a split)."""
     from situate.tuning import objective_value
 
     row = run_job(cfg, Job.of(HydraConfig.get()))  # Hydra's runtime, read once, as a value
@@ -301,6 +301,9 @@ def main(cfg: DictConfig) -> float | list[float] | None:
         return objective_value(row, cfg.get("objective"), cfg.eval.get("split", "none"))
     except SituateError as e:
         raise SituateExit(e) from e
+
+
+main = hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")(task)
 
 
 if __name__ == "__main__":

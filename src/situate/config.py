@@ -57,25 +57,32 @@ def compose(overrides: list[str], with_hydra: bool = False, uses=(), mandatory: 
     from omegaconf import open_dict, read_write
     from omegaconf.errors import OmegaConfBaseException
 
-    from situate.config_checks import check_mandatory_values, check_value_types
-
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
             cfg = hydra_compose(config_name="config", overrides=overrides, return_hydra_config=True)
     except (HydraException, OmegaConfBaseException) as e:
         raise config_error(e) from e
+    check_composed(cfg, OverridesParser.create().parse_overrides(overrides), uses, mandatory)
+    if not with_hydra:
+        with read_write(cfg), open_dict(cfg):
+            del cfg["hydra"]
+    return cfg
+
+
+def check_composed(cfg, parsed, uses=(), mandatory: bool = True) -> None:
+    """What :func:`compose` checks of a composed config (with its ``hydra`` node): every mandatory
+    value set (``mandatory``), each ``group.name=value`` of ``parsed`` (Hydra's parsed overrides)
+    of the type its stage takes, and the ``preflight`` checks of the groups ``uses`` names."""
+    from situate.config_checks import check_mandatory_values, check_value_types
+
     if mandatory:
         check_mandatory_values(cfg, cfg.hydra.runtime.choices)
-    check_value_types(cfg, OverridesParser.create().parse_overrides(overrides))
+    check_value_types(cfg, parsed)
     groups = uses(cfg) if callable(uses) else uses
     if groups:
         from situate.preflight import check_stages
 
         check_stages(cfg, groups)
-    if not with_hydra:
-        with read_write(cfg), open_dict(cfg):
-            del cfg["hydra"]
-    return cfg
 
 
 def config_error(e: Exception):

@@ -159,3 +159,51 @@ def test_no_window_a_term_after_20000_words_is_found() -> None:
     e = Bm25sEngine()
     e.build(["filler " * 20_000 + "zebra", "zebra crossing"])
     assert sorted(e.search(["zebra"], depth=2).row(0)[0].tolist()) == [0, 1]
+
+
+COOKBOOK_LIKE = [
+    "The retriever loads its index from disk; the index maps each term to its documents.",
+    "BM25 sums, for each query term, an idf weight times a saturated term frequency.",
+    "Sparse retrieval with bm25s: the score matrix is stored column by column (CSC).",
+    "A query term missing from every document adds nothing; repeated terms count twice.",
+    "Indexes, documents and terms: the retriever ranks documents by their summed scores.",
+]
+QUERIES = ["index documents", "term term frequency", "retriever scores", "nothing here zebra", ""]
+
+
+@pytest.mark.parametrize("method", ["lucene", "robertson", "atire", "bm25l", "bm25+"])
+@pytest.mark.parametrize("options", [{}, {"stemmer": "english"}, {"stopwords": "en"}])
+def test_a_loaded_index_scores_as_bm25s_itself_does(tmp_path: Path, method, options) -> None:
+    """The engine scores a saved index with numpy, without bm25s: every document's score equals
+    bm25s's own ``get_scores`` on the same index, bit for bit, for every method (bm25l and bm25+
+    add a score for each absent term) and tokenizer option."""
+    import bm25s
+
+    built = Bm25sEngine(method=method, **options)
+    built.build(COOKBOOK_LIKE)
+    built.save(tmp_path / "index")
+    loaded = Bm25sEngine(method=method, **options)
+    loaded.load(tmp_path / "index")
+    reference = bm25s.BM25.load(str(tmp_path / "index"))
+    stemmer = built._stemmer()
+    for query in QUERIES:
+        tokens = bm25s.tokenize(
+            [query], stopwords=options.get("stopwords"), stemmer=stemmer, return_ids=False,
+            show_progress=False,
+        )[0]  # fmt: skip
+        assert loaded.query_tokens([query])[0] == tokens
+        known = [t for t in tokens if t in reference.vocab_dict]
+        if not known:
+            assert loaded.search([query], depth=5).row(0)[0].tolist() == []
+            continue
+        expected = reference.get_scores(known)
+        assert np.array_equal(loaded._matrix.scores(tokens), expected)
+        assert np.array_equal(built._matrix.scores(tokens), expected)
+
+
+def test_a_repeated_query_term_counts_twice() -> None:
+    """bm25s adds a term's column once per occurrence in the query: "cat cat" scores double."""
+    e = engine()
+    once, twice = e.search(["cat"], depth=3), e.search(["cat cat"], depth=3)
+    assert once.ids.tolist() == twice.ids.tolist()
+    np.testing.assert_allclose(twice.scores[0][:2], 2 * once.scores[0][:2], rtol=1e-6)

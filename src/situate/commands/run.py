@@ -1,5 +1,7 @@
-"""``situate run [-m] [overrides]``: the pipeline through Hydra (``app.main``), after a precheck that
-says a bad key or value in one line."""
+"""``situate run [-m] [overrides]``: the pipeline's jobs, each config composed once and checked
+before any runs (:mod:`situate.launch`, with :func:`check_plan`); Hydra's own flags, another
+sweeper or launcher go through Hydra (``app.main``) after a precheck that says a bad key or value
+in one line."""
 
 from __future__ import annotations
 
@@ -13,12 +15,27 @@ from situate.config import check_overrides, check_parameter, compose, first_valu
 def main(args: list[str]) -> int:
     check_overrides(args)
     COMPOSED_JOBS.clear()  # this command's jobs only (main may run more than once in a process)
-    precheck(args)
-    if COMPOSED_JOBS:  # a basic sweeper's grid, each job composed and checked: not validated again
-        args = [a for a in args if a != "hydra/sweeper=basic"] + ["hydra/sweeper=checked"]
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+    from situate import launch
+
+    plan = launch.plan(args)  # a run, or a basic sweeper's grid: each config composed once
+    if plan is not None:
+        try:
+            check_plan(plan, args)
+        except BaseException:
+            from hydra.core.global_hydra import GlobalHydra
+
+            GlobalHydra.instance().clear()
+            raise
+        from situate import app
+
+        launch.launch(plan, app.task)
+        return sweep_exit_code()
+    precheck(args)  # Hydra runs the command: its flags, another sweeper or launcher
+    if COMPOSED_JOBS:  # a basic sweeper's grid, each job composed and checked: not validated again
+        args = [a for a in args if a != "hydra/sweeper=basic"] + ["hydra/sweeper=checked"]
     from situate import app
 
     # Hydra's parser wants its flags before the overrides: `run a=1 -m b=2,3` means `run -m a=1 b=2,3`
@@ -151,14 +168,66 @@ def precheck(args: list[str]) -> None:
         cfg = compose(first, with_hydra=True)  # the first job is skipped: the rest are checked
         checked = None  # composed without its checks: its job is checked (and listed skipped)
     multirun = multirun or cfg.hydra.mode == RunMode.MULTIRUN
+    check_typed_overrides(cfg, parsed)
+    if multirun:
+        check_sweep_jobs(cfg, overrides, checked)
+    check_run_config(cfg, multirun)
+
+
+def check_plan(plan, args: list[str]) -> None:
+    """The precheck's checks on a plan's composed configs (:mod:`situate.launch`): each job's
+    (what :func:`situate.config.compose` checks; a sweep's job that needs what is not installed
+    is listed as skipped, a mistake in any job stops the sweep), then those of the run as a
+    whole on the first job's config."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from situate.config import check_composed
+    from situate.errors import SituateError, Unavailable
+    from situate.preflight import skipped_line, stages_of_run
+
+    parser = OverridesParser.create()
+    overrides = [a for a in args if a not in ("-m", "--multirun")]
+    first = plan.jobs[0].config
+    skipped: dict[str, Unavailable] = {}
+    for n, job in enumerate(plan.jobs):
+        if n == 1:  # the overrides as typed (fusion.k=60,abc), before the job of one value
+            check_typed_overrides(first, parser.parse_overrides(overrides))
+        uses = stages_of_run if n < MAX_JOBS_CHECKED else ()  # a larger grid's: when it starts
+        try:
+            check_composed(job.config, parser.parse_overrides(job.overrides), uses)
+        except Unavailable as e:  # composed; its stages' checks found a part missing
+            if len(plan.jobs) == 1:  # a run, or a sweep of one job: it stops on it
+                raise
+            skipped[job.swept] = e
+        except SituateError as e:
+            if n == 0:
+                raise
+            raise SituateError(f"sweep job {job.swept}: {e}") from e
+    if skipped and len(skipped) == len(plan.jobs):
+        raise SituateError(f"every job of the sweep is skipped: {next(iter(skipped.values()))}")
+    if skipped:
+        print(f"situate: {skipped_line(skipped)}", file=sys.stderr)
+    if len(plan.jobs) == 1:
+        check_typed_overrides(first, parser.parse_overrides(overrides))
+    check_run_config(first, plan.multirun)
+
+
+def check_typed_overrides(cfg, parsed) -> None:
+    """``+group.name=...`` names a parameter of the group's class, and each override as typed
+    (``fusion.k=60,abc``: every value of a sweep) is of its parameter's type, before any job."""
+    from situate.config_checks import check_value_types
+
     for o in parsed:
         if o.is_add() or o.is_force_add():
             check_parameter(cfg, o.key_or_group, o.input_line)
-    from situate.config_checks import check_output_folders, check_value_types, check_writable
+    check_value_types(cfg, parsed)
 
-    check_value_types(cfg, parsed)  # the override as typed (fusion.k=60,abc), before each job
-    if multirun:
-        check_sweep_jobs(cfg, overrides, checked)
+
+def check_run_config(cfg, multirun: bool) -> None:
+    """The run's folders writable, ``eval`` built, the tracking server answering: before a sweep
+    launches jobs that would all fail on one of them."""
+    from situate.config_checks import check_output_folders, check_writable
+
     check_output_folders(cfg)
     if multirun:
         check_writable("hydra.sweep.dir", cfg.hydra.sweep.dir)

@@ -186,7 +186,7 @@ class Evaluator:
             )
             passed = np.array(
                 [
-                    [_passes(g, corpus, chunks[r], overlap[gi, j]) for j, r in enumerate(ids)]
+                    _passes(g, corpus, [chunks[r] for r in ids], overlap[gi])
                     for gi, g in enumerate(q.gold)
                 ],
                 dtype=bool,
@@ -253,10 +253,13 @@ class Evaluator:
         return {**metrics, **counts}
 
 
-def _passes(gold: Span, corpus: Corpus, chunk: Chunk, overlaps: bool) -> bool:
+def _passes(gold: Span, corpus: Corpus, ranked: list[Chunk], overlaps: np.ndarray) -> list[bool]:
+    """Whether each ranked chunk passes ``gold``: overlaps its span (``span``), has its text
+    (``chunk_text``, white space at the ends aside) or holds it (``text``)."""
     if gold.match == "span":
-        return bool(overlaps)
+        return [bool(o) for o in overlaps]
     text = corpus.document(gold.doc_id).text[gold.start : gold.end]
     if gold.match == "chunk_text":
-        return chunk.text.strip() == text.strip()
-    return text in chunk.text
+        text = text.strip()
+        return [chunk.text.strip() == text for chunk in ranked]
+    return [text in chunk.text for chunk in ranked]

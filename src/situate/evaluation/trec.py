@@ -26,7 +26,7 @@ Qrels = dict[str, dict[str, int]]
 
 
 def _field(value: str, what: str, path: Path) -> str:
-    if not value or any(ch.isspace() for ch in value):
+    if value.split() != [value]:  # empty, or white space in it (str.isspace's, as split's)
         raise SituateError(
             f"{path}: {what} {value!r} is empty or has white space, which the TREC formats cannot "
             "hold; give every question and chunk an id without spaces"

@@ -49,8 +49,9 @@ class ResultsTable(Callback):
         files = job_results(sweep)
         table = print_results(files)
         if table is not None:
-            print_selection(config, files)
-            print_informativeness(config, files)
+            if compared_arms(files) >= 2:  # one arm has no best and nothing to separate
+                print_selection(config, files)
+                print_informativeness(config, files)
             print_next_steps(config, sweep)
         close_parent(config, files, table or "")
         rows = [json.loads(f.read_text()) for f in files]
@@ -64,6 +65,12 @@ class ResultsTable(Callback):
 # how the last sweep of this process ended (``situate run -m`` exits 1 when a job failed; a
 # skipped job, which needs what is not installed, is not a failure)
 SWEEP_OUTCOME: dict[str, int] = {"jobs": 0, "failed": 0, "skipped": 0}
+
+
+def compared_arms(files: list[Path]) -> int:
+    """The jobs of a sweep with results to compare: each that wrote its per-question table
+    (neither failed nor skipped)."""
+    return sum(1 for f in files if (f.parent / "per_question.csv").is_file())
 
 
 def print_selection(config: DictConfig, files: list[Path]) -> None:

@@ -16,7 +16,6 @@ from urllib.parse import urlsplit
 from omegaconf import DictConfig, OmegaConf
 
 from situate.tracking.base import RESULT_FILE, Tracker, run_name, without_credentials
-from situate.tracking.mlflow_tracker import runs_url
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +98,8 @@ def next_steps(
     uri = tracker.uri if tracker is not None else None
 
     def page(ui: str) -> str:
+        from situate.tracking.mlflow_tracker import runs_url  # not imported by a run without it
+
         return runs_url(ui, experiment_id) if experiment_id else ui
 
     if uri and uri == f"sqlite:///{DEFAULT_DB.resolve()}":
