@@ -257,3 +257,72 @@ def test_through_the_engine_on_real_papers_every_quote_is_found_exactly(covid_qa
     assert dependent and all(
         q.q.startswith(f"In {corpus.document(q.gold[0].doc_id).title}, ") for q in dependent
     )
+
+
+CAMELS = (
+    "Camels carry MERS-CoV across Saudi Arabia. Studies of MERS-CoV in Riyadh were reviewed by "
+    "the ministry.\n\nThe median incubation period was 5.2 days among 40 patients in the hospital."
+)
+CAMEL_DOC = Document("camels.md", CAMELS, "Camel Viruses")
+CAMEL_PASSAGE = Passage("camels.md", CAMELS.index("The median"), len(CAMELS), "Results")
+
+
+def ask_camels(strategy="factual", **options):
+    request = GenerationRequest(CAMEL_DOC, CAMEL_PASSAGE, strategy)
+    return ExtractiveGenerator(**options).propose([request])[0]
+
+
+def test_the_passage_wording_names_the_topic_its_neighbourhood_repeats():
+    # the sentence wording asks with its sentence's words only
+    assert ask_camels().question == "How long was the median incubation period?"
+    # the passage wording: MERS-CoV occurs twice within 75 tokens of the sentence (Saudi Arabia
+    # and Riyadh once each), and the question does not name it; answer and quote unchanged
+    passage = ask_camels(wording="passage")
+    assert passage.question == "How long was the median incubation period for MERS-CoV?"
+    assert passage.answer == "5.2 days" and passage.quote == CAMELS[CAMEL_PASSAGE.start :]
+    assert passage.provenance.prompt_sha256 != ask_camels().provenance.prompt_sha256
+    dependent = ask_camels("context_dependent", wording="passage")
+    assert dependent.question == (
+        "In Camel Viruses, how long was the median incubation period for MERS-CoV?"
+    )
+    # within 3 tokens of the sentence ("by the ministry." before it) no name repeats: the
+    # sentence wording's question; nor with the topic asked to occur three times
+    assert ask_camels(wording="passage", topic_window=3).question == (
+        "How long was the median incubation period?"
+    )
+    assert ask_camels(wording="passage", topic_count=3).question == (
+        "How long was the median incubation period?"
+    )
+
+
+def test_the_passage_wording_in_spanish():
+    text = (
+        f"{SPANISH_TITLE}\n\nEn Stripe cada cuenta tiene un límite propio.\n\n{SPANISH}\n\n"
+        "La consola de Stripe muestra el consumo."
+    )
+    doc = Document("api.md", text, SPANISH_TITLE)
+    start = text.index(SPANISH)
+    request = GenerationRequest(doc, Passage("api.md", start, start + len(SPANISH)), "factual")
+    # "Stripe" twice around the passage ("En", opening its sentence, is not part of the name)
+    proposal = ExtractiveGenerator(wording="passage").propose([request])[0]
+    assert proposal.question == "¿Cuántas solicitudes admite el plan Pro para Stripe?"
+
+
+def test_bad_wording_options_are_one_line():
+    with pytest.raises(SituateError, match="wording='chunk': use one of sentence, passage"):
+        ExtractiveGenerator(wording="chunk")
+    with pytest.raises(SituateError, match="topic_window=0 must be an integer >= 1"):
+        ExtractiveGenerator(topic_window=0)
+
+
+def test_question_generator_extractive_passage_composes_the_passage_wording():
+    from hydra.utils import instantiate
+
+    from situate.config import compose
+
+    cfg = compose(["question_generator=extractive_passage", "question_generator.topic_window=40"])
+    generator = instantiate(cfg.question_generator)
+    assert (generator.wording, generator.topic_window, generator.topic_count) == ("passage", 40, 2)
+    assert instantiate(compose(["question_generator=extractive"]).question_generator).wording == (
+        "sentence"
+    )

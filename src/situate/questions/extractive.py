@@ -50,6 +50,19 @@ The rule, for one request:
    :mod:`situate.parsing.titles`, else the passage's section) being a name the passage
    itself does not contain (else no question). There is no ``paraphrase`` rule: such a
    request is answered with a failure, counted by the command.
+5. **The passage wording** (``wording="passage"``, ``question_generator=extractive_passage``;
+   the default ``sentence`` skips this step). A question worded from one sentence holds that
+   sentence's words only; a person's question about the passage names what the passage is
+   about, often with words of the sentences around the answer (on COVID-QA, 22% of the human
+   questions' content words come from within 75 tokens of the answer but not its sentence,
+   10% of the sentence rule's: ``benchmarks/question_wording.py``). So the question also names
+   the **topic of the answer's neighbourhood** (:mod:`situate.questions.topics`): the name
+   (capitalised words, ``ACE2``, ``HIV-1``) repeated most often, at least ``topic_count``
+   times, within ``topic_window`` tokens either side of the answer's sentence (about what a
+   chunk holding it holds), that the question and the answer do not hold, added at the end:
+   "How long was the median incubation period for MERS-CoV?" ("¿... para Stripe?"). No name
+   repeats there, or the question would then copy more than ``max_copied`` consecutive words:
+   the question of step 4, unchanged. Answer and quote are step 4's.
 
 The answer is the answer phrase, the quote the sentence verbatim (found exactly in the
 document). English and Spanish have their own stop words and question phrases; the language is
@@ -68,10 +81,12 @@ from dataclasses import dataclass
 from situate.datasets.generated import Provenance
 from situate.errors import SituateError
 from situate.questions.base import GenerationRequest, Proposal
-from situate.questions.question_rules import wh_question, widen
+from situate.questions.question_rules import copied_run, wh_question, widen
+from situate.questions.topics import neighbourhood_topic
 
 NAME = "extractive"
 STRATEGIES = ("factual", "context_dependent")
+WORDINGS = ("sentence", "passage")
 
 _ENGLISH_STOP = (
     "the a an and or but of in on at to for from by with without as is are was were be been "
@@ -92,6 +107,7 @@ _STOP = {"en": frozenset(_ENGLISH_STOP.split()), "es": frozenset(_SPANISH_STOP.s
 # how a question is opened, and how it names its document
 _OPEN = {"en": "", "es": "¿"}
 _IN_DOCUMENT = {"en": "In {title}, ", "es": "En {title}, "}
+_FOR_TOPIC = {"en": " for {topic}", "es": " para {topic}"}  # the passage's topic, at the end
 LANGUAGES = {"english": "en", "en": "en", "spanish": "es", "español": "es", "es": "es"}
 
 _SENTENCE = re.compile(r".+?(?:[.!?](?=\s+[\"'(\[¿¡]?[A-ZÁÉÍÓÚÑ0-9])|[.!?]?$)", re.S)
@@ -147,6 +163,13 @@ class ExtractiveGenerator:
         Most words of the subject asked about, and of the qualifier after the answer.
     max_copied : int
         Most consecutive words of the passage a question may copy.
+    wording : str
+        ``sentence`` (the question holds the words of its sentence only) or ``passage`` (step
+        5: it also names the topic of the answer's neighbourhood).
+    topic_window : int
+        With ``passage``: whitespace tokens either side of the sentence searched for the topic.
+    topic_count : int
+        With ``passage``: the fewest times the topic occurs there.
     """
 
     name = NAME
@@ -158,6 +181,9 @@ class ExtractiveGenerator:
         subject_words: int = 5,
         qualifier_words: int = 4,
         max_copied: int = 5,
+        wording: str = "sentence",
+        topic_window: int = 75,
+        topic_count: int = 2,
     ) -> None:
         if not 1 <= min_words <= max_words:
             raise SituateError(
@@ -168,6 +194,8 @@ class ExtractiveGenerator:
             ("subject_words", subject_words),
             ("qualifier_words", qualifier_words),
             ("max_copied", max_copied),
+            ("topic_window", topic_window),
+            ("topic_count", topic_count),
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise SituateError(f"question_generator.{key}={value!r} must be an integer >= 1")
@@ -175,10 +203,17 @@ class ExtractiveGenerator:
         self.max_words = max_words
         self.subject_words = subject_words
         self.qualifier_words = qualifier_words
+        if wording not in WORDINGS:
+            raise SituateError(
+                f"question_generator.wording={wording!r}: use one of {', '.join(WORDINGS)}"
+            )
         self.max_copied = max_copied
+        self.wording = wording
+        self.topic_window = topic_window
+        self.topic_count = topic_count
 
     def identity(self) -> dict:
-        return {
+        identity = {
             "generator": NAME,
             "rule": 2,
             "min_words": self.min_words,
@@ -187,6 +222,12 @@ class ExtractiveGenerator:
             "qualifier_words": self.qualifier_words,
             "max_copied": self.max_copied,
         }
+        if self.wording == "passage":  # the sentence wording's identity is the earlier one
+            identity.update(
+                wording=self.wording, topic_window=self.topic_window, topic_count=self.topic_count
+            )
+
+        return identity
 
     def propose(self, requests: Sequence[GenerationRequest]) -> list[Proposal]:
         counts: dict[str, Counter] = {}  # document word counts, once per document
@@ -241,6 +282,8 @@ class ExtractiveGenerator:
                 f"worded, for index {request.index})"
             )
         sentence, answer_text, question = written[request.index]
+        if self.wording == "passage":
+            question = self._for_topic(question, answer_text, sentence, request, language)
         if request.strategy == "context_dependent":
             title = request.document.title.strip() or request.passage.section.split(" > ")[0]
             if not title or title.casefold() in text.casefold():
@@ -333,6 +376,25 @@ class ExtractiveGenerator:
 
         start, end = min(names, key=rarity)
         return start, end, "other"
+
+    def _for_topic(
+        self, question: str, answer: str, sentence: _Sentence, request: GenerationRequest,
+        language: str,
+    ) -> str:  # fmt: skip
+        """``question`` naming the topic of the answer's neighbourhood (step 5), if it has one
+        and the question then copies at most ``max_copied`` consecutive words of the passage."""
+        start = request.passage.start + sentence.start
+        topic = neighbourhood_topic(
+            request.document.text, start, start + len(sentence.text),
+            window=self.topic_window, taken=(question, answer), stop=_STOP[language],
+            min_count=self.topic_count,
+        )  # fmt: skip
+        if topic is None:
+            return question
+        named = question[:-1] + _FOR_TOPIC[language].format(topic=topic.name) + question[-1]
+        if copied_run(named, request.passage_text) > self.max_copied:
+            return question
+        return named
 
     @staticmethod
     def _in_document(question: str, title: str, language: str) -> str:
