@@ -1,6 +1,7 @@
 """Side by side with context-grid (PyPI, MIT), the closest peer: the same arms in both tools.
 
-    .venv/bin/python benchmarks/peer_grid.py [--arms bm25,hybrid,dense] [--no-grid] [--out DIR]
+    .venv/bin/python benchmarks/peer_grid.py [--arms bm25,hybrid,dense] [--no-grid] [--repeat N]
+        [--out DIR]
 
 The cookbook set with Claude's recorded contexts prepended to each chunk as text (context, blank
 line, chunk), 248 questions whose gold is the golden chunk's text. The arms both tools have
@@ -37,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -132,10 +134,15 @@ def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def arm_rows(work: Path, corpus_json: Path, questions_json: Path, peer_py: Path, arms: list[str]):
+def arm_rows(
+    work: Path, corpus_json: Path, questions_json: Path, peer_py: Path, arms: list[str],
+    repeat: int = 0,
+):  # fmt: skip
     """Per arm, each tool in a fresh process on empty caches of its own (cold), then again on
-    them (warm): wall seconds, the ratio peer / situate, Pass@k, the load average."""
+    them (warm): wall seconds, the ratio peer / situate, Pass@k, the load average; ``repeat``
+    numbers the pass (each pass has caches of its own)."""
     rows = []
+    work = work / f"pass-{repeat}"
     for arm in arms:
         overrides, index = ARMS[arm]
         fusion = overrides[-1].split("=")[1]
@@ -155,6 +162,7 @@ def arm_rows(work: Path, corpus_json: Path, questions_json: Path, peer_py: Path,
             row = {
                 "arm": arm,
                 "phase": phase,
+                "repeat": repeat,
                 "situate_seconds": round(s_wall, 2),
                 "peer_seconds": round(p_wall, 2),
                 "ratio": round(p_wall / s_wall, 3),
@@ -164,6 +172,19 @@ def arm_rows(work: Path, corpus_json: Path, questions_json: Path, peer_py: Path,
             }
             rows.append(row)
     return rows
+
+
+def arm_medians(rows: list[dict]) -> list[dict]:
+    """Per arm and phase, each tool's median seconds over the passes and the ratio of the
+    medians (one pass's ratio swings by 0.3-0.5 on a 2-core machine)."""
+    out = []
+    for arm, phase in dict.fromkeys((r["arm"], r["phase"]) for r in rows):
+        runs = [r for r in rows if (r["arm"], r["phase"]) == (arm, phase)]
+        s = statistics.median(r["situate_seconds"] for r in runs)
+        p = statistics.median(r["peer_seconds"] for r in runs)
+        out.append({"arm": arm, "phase": phase, "passes": len(runs), "situate_seconds": round(s, 3),
+                    "peer_seconds": round(p, 3), "ratio": round(p / s, 3)})  # fmt: skip
+    return out
 
 
 def table(rows: list[dict]) -> str:
@@ -185,6 +206,8 @@ def main() -> int:
     ap.add_argument("--arms", default=",".join(ARMS), help=f"of {', '.join(ARMS)}")
     ap.add_argument("--grid", action=argparse.BooleanOptionalAction, default=True,
                     help="also time the two-arm grid (BM25 and hybrid in one sweep)")  # fmt: skip
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="passes of the per-arm runs (medians in peer_grid_arm_medians)")  # fmt: skip
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     arms = [a for a in args.arms.split(",") if a]
@@ -219,8 +242,13 @@ def main() -> int:
                     "wall_seconds": round(p_wall, 2),
                     "arms": json.loads(out.read_text()),
                 }
-        rows = arm_rows(work / "arms", corpus_json, questions_json, peer_py, arms)
+        rows = [
+            row
+            for n in range(args.repeat)  # tool after tool, pass after pass: both see the same load
+            for row in arm_rows(work / "arms", corpus_json, questions_json, peer_py, arms, n)
+        ]
     result["peer_grid_arms"] = rows
+    result["peer_grid_arm_medians"] = arm_medians(rows)
     if args.grid:
         cold, warm = (result["peer"][p]["wall_seconds"] / result["situate"][p]["wall_seconds"] for p in ("cold", "warm"))  # fmt: skip
         result["peer_grid_wall_ratio"] = round(cold, 3)
@@ -234,15 +262,25 @@ def main() -> int:
     ]
     for tool in ("situate", "peer"):  # a cache that changes the answer is worth saying
         for arm in arms:
-            cold_row, warm_row = (r for r in rows if r["arm"] == arm)
+            cold_row, warm_row = (r for r in rows if r["arm"] == arm and r["repeat"] == 0)
             if cold_row[f"{tool}_pass_at_5"] != warm_row[f"{tool}_pass_at_5"]:
                 result["not_identical"].append(
                     f"{tool} {arm}: Pass@5 {cold_row[f'{tool}_pass_at_5'] * 100:.1f} cold but "
                     f"{warm_row[f'{tool}_pass_at_5'] * 100:.1f} warm, on the same inputs"
                 )
     print(table(rows))
+    for m in result["peer_grid_arm_medians"]:
+        print(
+            f"median of {m['passes']}: {m['arm']} {m['phase']}: situate {m['situate_seconds']:.2f} s, "
+            f"context-grid {m['peer_seconds']:.2f} s, ratio {m['ratio']:.3f}"
+        )
     print(f"wrote {write_json('peer_grid', result, args.out)}")
-    keys = ("peer_grid_arms", "peer_grid_wall_ratio", "peer_grid_wall_ratio_warm")
+    keys = (
+        "peer_grid_arms",
+        "peer_grid_arm_medians",
+        "peer_grid_wall_ratio",
+        "peer_grid_wall_ratio_warm",
+    )
     merge_summary({k: result[k] for k in keys if k in result}, args.out)
     return 0
 

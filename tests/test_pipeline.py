@@ -448,3 +448,30 @@ def test_index_tokens_count_chunk_and_context_apart_only_across_whitespace(
         assert sum(count(joined)) > sum(count([c.text for c in chunks])) + sum(
             count([x.text for x in contexts])
         )
+
+
+def test_the_audit_is_read_back_for_the_same_chunks_contexts_and_documents(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The faithfulness audit's flags are cached by chunk ids, documents and contexts: a second
+    pipeline reads them back; a changed context is audited again."""
+    import situate.pipeline
+
+    first = pipeline(tmp_path, HandSetEmbedder(), HandSetSparse())
+    corpus = FakeDataset().load()
+    chunks = first.chunks(corpus)
+    contexts = [Context(c.chunk_id, "Glaciers and 1999 Volcanoes.") for c in chunks]
+    flags = first.audited(corpus, chunks, contexts)
+    # "1999" is in no document: every chunk is flagged for it
+    assert [f.chunk_id for f in flags] == [c.chunk_id for c in chunks]
+    assert all("1999" in f.unsupported for f in flags)
+
+    def no_audit(*args):
+        raise AssertionError("audited again, not read from the cache")
+
+    monkeypatch.setattr(situate.pipeline, "audit", no_audit)
+    again = pipeline(tmp_path, HandSetEmbedder(), HandSetSparse())
+    assert again.audited(corpus, chunks, contexts) == flags
+    changed = [*contexts[:-1], Context(chunks[-1].chunk_id, "Ovens.")]
+    with pytest.raises(AssertionError, match="audited again"):
+        again.audited(corpus, chunks, changed)

@@ -12,6 +12,7 @@ import pickle
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +52,7 @@ log = logging.getLogger(__name__)
 # The chunk cache: ``cache/index/chunks/<key>/chunks.pkl``; part of the key, raised when a
 # chunker's output or the stored form changes.
 CHUNKS_FORMAT = 1
+AUDIT_FORMAT = 1  # of the cached audit flags (contexts.audit.Flag): raised when they change
 
 
 # The timers of a run's stages (``RunResult.timings``, ``app.run_job``'s), none inside another
@@ -306,6 +308,25 @@ class Pipeline:
                 (tmp / "count").write_text(str(tokens))
         return tokens
 
+    def audited(self, corpus: Corpus, chunks: list[Chunk], contexts: list[Context]) -> list[Flag]:
+        """The faithfulness audit's flags (:func:`situate.contexts.audit.audit`), cached by what
+        it reads: each chunk's id and document, its context, and the documents' texts (a sweep's
+        jobs over one corpus and context audit once)."""
+        pairs = (
+            p for c, x in zip(chunks, contexts, strict=True) for p in (c.chunk_id, c.doc_id, x.text)
+        )
+        documents = (p for d in corpus.documents for p in (d.doc_id, d.text))
+        key = content_hash("audit", AUDIT_FORMAT, texts_hash(pairs), texts_hash(documents))
+        path = self.cache.path("audit", key) / "flags.pkl"
+        with exclusive(self.locks, f"audit-{key}"):  # a parallel job auditing the same: wait
+            if path.is_file():
+                return pickle.loads(path.read_bytes())
+            flags = audit(corpus, chunks, contexts)
+            with self.cache.writing("audit", key) as tmp:
+                blob = pickle.dumps(flags, protocol=pickle.HIGHEST_PROTOCOL)
+                (tmp / "flags.pkl").write_bytes(blob)
+        return flags
+
     def searcher(self, chunks: list[Chunk], contexts: list[Context]) -> Searcher:
         """Query-time search over the indexes this pipeline built or loaded."""
         return Searcher(
@@ -316,6 +337,11 @@ class Pipeline:
     def run(self) -> RunResult:
         timings: dict[str, float] = {}
         corpus, chunks, contexts = self.prepare(timings, require_questions=True)
+        # the index's token count (a metric) is the tokenizer's work, outside the GIL: counted
+        # beside the index build and the queries, waited for where the counts are written
+        counting = ThreadPoolExecutor(max_workers=1, thread_name_prefix="index-tokens")
+        index_tokens = counting.submit(self.index_tokens, chunks, contexts)
+        counting.shutdown(wait=False)
         self.build_indexes(chunks, contexts, set(self.fusion.needs), timings)
         self._index_tokens = self.embedder.billed().tokens
         queries = [q.text for q in corpus.questions]
@@ -346,12 +372,12 @@ class Pipeline:
             "n_chunks": len(chunks),
             "n_documents": len(corpus.documents),
             "texts_embedded": self.embeddings.encoded,
-            "index_tokens": self.index_tokens(chunks, contexts),
+            "index_tokens": index_tokens.result(),
         }
-        timings["index_tokens_seconds"] = time.perf_counter() - t
+        timings["index_tokens_seconds"] = time.perf_counter() - t  # the wait for the count
         counts.update({k: v for k, v in corpus.notes.items() if isinstance(v, int)})
         t = time.perf_counter()
-        flags = audit(corpus, chunks, contexts)
+        flags = self.audited(corpus, chunks, contexts)
         timings["audit_seconds"] = time.perf_counter() - t
         with_context = sum(1 for x in contexts if x.text)
         if with_context:

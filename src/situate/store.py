@@ -29,6 +29,7 @@ import socket
 import sqlite3
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -42,6 +43,20 @@ def content_hash(*parts: Any) -> str:
         h.update(json.dumps(part, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8"))
         h.update(b"\x00")
     return h.hexdigest()
+
+
+def _wal(conn: sqlite3.Connection, attempts: int = 100) -> None:
+    """Put the file in WAL mode. SQLite answers "database is locked" at once, without its busy
+    timeout, when another connection is switching the same new file to WAL: tried again after
+    a short pause (two jobs opening one new store side by side)."""
+    for attempt in range(attempts):
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or attempt == attempts - 1:
+                raise
+            time.sleep(0.02)
 
 
 def texts_hash(texts: Iterable[str]) -> str:
@@ -91,7 +106,7 @@ class BlobStore:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=120, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
+            _wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn = conn
         return _Transaction(conn)

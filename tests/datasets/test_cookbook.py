@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import pickle
 from pathlib import Path
 
 import pytest
@@ -124,3 +126,30 @@ def test_empty_query(tmp_path: Path):
         f"{folder / 'evaluation_set.jsonl'}:1: empty question text; write the question or remove "
         "the record"
     )
+
+
+def test_the_corpus_cache_returns_the_same_corpus_and_misses_on_any_changed_input(tmp_path: Path):
+    """The loaded corpus is stored by its files' bytes and the options: read back equal (no JSON
+    parsed: a broken file would fail), and a changed file or option is another key."""
+    q = {
+        "query": "where is beta?",
+        "golden_chunk_uuids": [["u1", 1]],
+        "meta": {"repo_name": "o/r", "relative_path": "/a.py"},
+        "golden_documents": [{"uuid": "u1"}],
+    }
+    folder = write_cookbook(tmp_path / "c", [DOC], [q])
+    cache = tmp_path / "corpus"
+    loader = CookbookLoader(str(folder), corpus_cache=str(cache))
+    first = loader.load()
+    assert first == CookbookLoader(str(folder)).load()
+    assert len(list(cache.glob("cookbook/*/corpus.pkl"))) == 1
+    key = loader.corpus_key(folder / "codebase_chunks.json", folder / "evaluation_set.jsonl")
+    stored = dataclasses.replace(first, name="from the cache")
+    (cache / "cookbook" / key / "corpus.pkl").write_bytes(pickle.dumps(stored))
+    assert loader.load().name == "from the cache"  # read back, not loaded again
+    other_option = CookbookLoader(str(folder), corpus_cache=str(cache), max_questions=1)
+    assert other_option.load().name == "cookbook"
+    q2 = {**q, "query": "where is gamma?"}
+    write_cookbook(folder, [DOC], [q2])
+    (changed,) = CookbookLoader(str(folder), corpus_cache=str(cache)).load().questions
+    assert changed.text == "where is gamma?"
