@@ -2,7 +2,7 @@
 sweeper with its basic launcher, less the compositions they repeat.
 
 ``hydra.main`` composes a run's config twice (once for its mode, once to run it) and a sweep's
-master config twice and each job twice more (the sweeper's validation, the launcher): 0.1-0.15 s
+master config twice and each job twice more (the sweeper's validation, the launcher): 0.1-0.2 s
 a composition, most of a warm one-job run's start. Here the master config is composed once, each
 job once (by Hydra's own ``load_sweep_config``, as the launcher does; a sweep of one job with no
 swept value is the master config itself), and each is run by Hydra's own ``run_job`` with Hydra's
