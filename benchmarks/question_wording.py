@@ -31,16 +31,10 @@ from collections import Counter
 from common import OUT, write_json
 from synthetic_vs_human import COVID
 
+from situate.questions.extractive import ENGLISH_STOP_WORDS
+
 WORD = re.compile(r"[^\W\d_][\w-]*", re.U)
-STOP_WORDS = (
-    "the a an and or but of in on at to for from by with without as is are was were be been "
-    "being has have had do does did this that these those it its they them their there here "
-    "which who whom whose what when where why how not no than then so such can could may "
-    "might must shall should will would also into over under between after before during "
-    "about above below both each few more most other some any all only own same very our we "
-    "you your he she his her one two while used use"
-)
-STOP = frozenset(STOP_WORDS.split())
+STOP = ENGLISH_STOP_WORDS | {"use", "used"}  # the rule's stop words, and two verbs of method
 BANDS = ("sentence", "within_75", "within_150", "paper", "nowhere")
 SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?](?!\S)|\n|$)")
 

@@ -27,8 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from situate.errors import SituateError
-
-PER_QUESTION = "per_question.csv"
+from situate.tracking.base import PER_QUESTION
 
 
 @dataclass

@@ -26,7 +26,14 @@ from situate.preflight import check_stages, stages_of_run
 from situate.records import Chunk, Corpus
 from situate.stages import CHOICE_GROUPS, COMMAND_GROUPS, LLM_GROUPS, PIPELINE_STAGES
 from situate.store import atomic_write_bytes, atomic_write_text, content_hash
-from situate.tracking.base import RESULT_FILE, Tracker, flatten, run_name, without_credentials
+from situate.tracking.base import (
+    PER_QUESTION,
+    RESULT_FILE,
+    Tracker,
+    flatten,
+    run_name,
+    without_credentials,
+)
 from situate.tracking.sweep import parent_run_id
 
 log = logging.getLogger("situate")
@@ -68,7 +75,7 @@ def git_commit() -> str:
 def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[int]) -> None:
     """The resolved config, one CSV row per question, and a sample of contexts."""
     (folder / "config.yaml").write_text(without_credentials(OmegaConf.to_yaml(cfg, resolve=True)))
-    with open(folder / "per_question.csv", "w", newline="") as f:
+    with open(folder / PER_QUESTION, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(
             [
@@ -262,7 +269,7 @@ def run_job(cfg: DictConfig, job: Job) -> dict:
             with tempfile.TemporaryDirectory() as tmp:
                 write_artifacts(Path(tmp), cfg, result, row["ks"])
                 tracker.log_artifact_files(tmp)
-                for name_ in ("per_question.csv", "config.yaml"):
+                for name_ in (PER_QUESTION, "config.yaml"):
                     atomic_write_bytes(job.output_dir / name_, (Path(tmp) / name_).read_bytes())
             end = time.perf_counter()
             wall = {

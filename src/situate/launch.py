@@ -171,24 +171,42 @@ def _plan(hydra, overrides: list[str], multirun_flag: bool) -> Plan | None:
 
 
 def _sweep_overrides(hydra, master) -> list[tuple[list[str], str]] | None:
-    """Each job's overrides as Hydra's basic sweeper lists them (the preset's
-    ``hydra.sweeper.params``, then the command line's, which win), with the swept values that
-    name it; None where the basic sweeper does not list them (``interval``)."""
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import HydraException
+    """The master config's grid (:func:`grid` of its ``hydra.sweeper.params`` and overrides)."""
     from omegaconf import OmegaConf
 
     params = [f"{k}={v}" for k, v in (master.hydra.sweeper.get("params") or {}).items()]
     task = OmegaConf.to_container(master.hydra.overrides.task, resolve=False)
+    return grid(params, task, hydra.config_loader)
+
+
+def grid(
+    params: list[str], overrides: list[str], config_loader=None, max_jobs: int | None = None
+) -> list[tuple[list[str], str]] | None:
+    """Each job's overrides as Hydra's basic sweeper lists them (a preset's
+    ``hydra.sweeper.params``, then the command line's ``overrides``, which win: its own
+    ``split_arguments``), with the swept values that name it; None where the basic sweeper does
+    not list them (``interval``; ``glob`` without Hydra's ``config_loader``) or where the grid
+    has more than ``max_jobs`` jobs (counted before any is listed)."""
+    import math
+
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
     try:
-        parsed = OverridesParser.create(config_loader=hydra.config_loader).parse_overrides(
-            [*params, *task]
+        parsed = OverridesParser.create(config_loader=config_loader).parse_overrides(
+            [*params, *overrides]
         )
+        axes = [o for o in parsed if o.is_sweep_override()]
+        if (
+            max_jobs is not None
+            and math.prod(len(list(o.sweep_string_iterator())) for o in axes) > max_jobs
+        ):
+            return None
         batches = BasicSweeper.split_arguments(parsed, None)
-    except HydraException:
+    except (HydraException, TypeError, ValueError):
         return None
-    keys = {o.get_key_element() for o in parsed if o.is_sweep_override()}
+    keys = {o.get_key_element() for o in axes}
     return [
         (job, " ".join(o for o in job if o.partition("=")[0] in keys))
         for batch in batches

@@ -5,9 +5,9 @@ in one line."""
 
 from __future__ import annotations
 
-import math
 import os
 import sys
+from functools import partial
 
 from situate.config import check_overrides, check_parameter, compose, first_values
 
@@ -79,27 +79,15 @@ COMPOSED_JOBS: set[tuple[str, ...]] = set()
 
 def sweep_jobs(cfg, overrides: list[str]) -> list[tuple[list[str], str]] | None:
     """The overrides of each job of the sweep and the swept values that name it, as Hydra's basic
-    sweeper enumerates them (its own ``split_arguments`` over the preset's
-    ``hydra.sweeper.params``, then the command line's, which win), or None when the grid cannot be
-    listed here (``glob``, ``interval``, an Optuna search) or is larger than
-    ``MAX_JOBS_CHECKED``."""
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import HydraException
+    sweeper enumerates them (:func:`situate.launch.grid` over the preset's
+    ``hydra.sweeper.params``, then the command line's), or None when the grid cannot be listed
+    here (``glob``, ``interval``, an Optuna search) or is larger than ``MAX_JOBS_CHECKED``."""
+    from situate.launch import BASIC_SWEEPERS, grid
 
-    if "basic" not in str(cfg.hydra.sweeper.get("_target_", "")).lower():
+    if str(cfg.hydra.sweeper.get("_target_", "")) not in BASIC_SWEEPERS:
         return None
     params = [f"{k}={v}" for k, v in (cfg.hydra.sweeper.get("params") or {}).items()]
-    try:
-        parsed = OverridesParser.create().parse_overrides([*params, *overrides])
-        axes = [o for o in parsed if o.is_sweep_override()]
-        if math.prod(len(list(o.sweep_string_iterator())) for o in axes) > MAX_JOBS_CHECKED:
-            return None
-        swept = {o.get_key_element() for o in axes}
-        jobs = BasicSweeper.split_arguments(parsed, None)[0]
-    except (HydraException, TypeError, ValueError):
-        return None
-    return [(job, " ".join(o for o in job if o.partition("=")[0] in swept)) for job in jobs]
+    return grid(params, overrides, max_jobs=MAX_JOBS_CHECKED)
 
 
 def job_key(job: list[str]) -> tuple[str, ...]:
@@ -108,34 +96,52 @@ def job_key(job: list[str]) -> tuple[str, ...]:
 
 
 def check_sweep_jobs(cfg, overrides: list[str], checked: list[str] | None = None) -> None:
-    """Compose every job of the sweep and check what its stages need (``situate.preflight``): a
-    config mistake in any job stops the sweep before it starts; a job that needs what is not
-    installed (``Unavailable``) is listed in one line as skipped, and skipped when it runs. Each
-    job composed is recorded in ``COMPOSED_JOBS``.
+    """Compose every job of the sweep and check what its stages need (``situate.preflight``;
+    :func:`check_jobs` says what a mistake or a missing part does). Each job composed is
+    recorded in ``COMPOSED_JOBS``.
 
     ``checked``: the overrides of a job the caller has composed and checked already (the sweep's
     first values), not composed again (a one-job sweep composes once here, not twice)."""
-    from situate.errors import SituateError, Unavailable
-    from situate.preflight import skipped_line, stages_of_run
+    from situate.preflight import stages_of_run
 
     jobs = sweep_jobs(cfg, overrides)
     if not jobs:
         return
-    skipped: dict[str, Unavailable] = {}
-    for job, swept in jobs:
-        if checked is not None and job_key(job) == job_key(checked):
-            COMPOSED_JOBS.add(job_key(job))
-            continue
+
+    def composed(job: list[str]) -> None:
         try:
             compose(job, uses=stages_of_run)
+        finally:
+            COMPOSED_JOBS.add(job_key(job))
+
+    if checked is not None:
+        COMPOSED_JOBS.add(job_key(checked))
+    rest = [
+        (swept, partial(composed, job))
+        for job, swept in jobs
+        if checked is None or job_key(job) != job_key(checked)
+    ]
+    check_jobs(rest, total=len(jobs))
+
+
+def check_jobs(jobs, total: int, skipped: dict | None = None) -> None:
+    """Run each ``(swept, check)`` of a sweep's jobs: a config mistake in any stops the sweep,
+    naming its job; a job that needs what is not installed (``Unavailable``) is listed in one
+    line as skipped, and skipped when it runs; all ``total`` jobs skipped is a mistake.
+    ``skipped``: the jobs the caller found skipped already."""
+    from situate.errors import SituateError, Unavailable
+    from situate.preflight import skipped_line
+
+    skipped = dict(skipped or {})
+    for swept, check in jobs:
+        try:
+            check()
         except Unavailable as e:  # composed; its stages' checks found a part missing
             skipped[swept] = e
         except SituateError as e:
             raise SituateError(f"sweep job {swept}: {e}") from e
-        COMPOSED_JOBS.add(job_key(job))
-    if skipped and len(skipped) == len(jobs):
-        first = next(iter(skipped.values()))
-        raise SituateError(f"every job of the sweep is skipped: {first}")
+    if skipped and len(skipped) == total:
+        raise SituateError(f"every job of the sweep is skipped: {next(iter(skipped.values()))}")
     if skipped:
         print(f"situate: {skipped_line(skipped)}", file=sys.stderr)
 
@@ -175,41 +181,36 @@ def precheck(args: list[str]) -> None:
 
 
 def check_plan(plan, args: list[str]) -> None:
-    """The precheck's checks on a plan's composed configs (:mod:`situate.launch`): each job's
-    (what :func:`situate.config.compose` checks; a sweep's job that needs what is not installed
-    is listed as skipped, a mistake in any job stops the sweep), then those of the run as a
-    whole on the first job's config."""
+    """The precheck's checks on a plan's composed configs (:mod:`situate.launch`): the first
+    job's (what :func:`situate.config.compose` checks; a run, or a sweep of one job, stops on a
+    part not installed), the overrides as typed (``fusion.k=60,abc``), the other jobs'
+    (:func:`check_jobs`), then those of the run as a whole on the first job's config."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     from situate.config import check_composed
-    from situate.errors import SituateError, Unavailable
-    from situate.preflight import skipped_line, stages_of_run
+    from situate.errors import Unavailable
+    from situate.preflight import stages_of_run
 
     parser = OverridesParser.create()
-    overrides = [a for a in args if a not in ("-m", "--multirun")]
-    first = plan.jobs[0].config
+    first, *rest = plan.jobs
     skipped: dict[str, Unavailable] = {}
-    for n, job in enumerate(plan.jobs):
-        if n == 1:  # the overrides as typed (fusion.k=60,abc), before the job of one value
-            check_typed_overrides(first, parser.parse_overrides(overrides))
-        uses = stages_of_run if n < MAX_JOBS_CHECKED else ()  # a larger grid's: when it starts
-        try:
-            check_composed(job.config, parser.parse_overrides(job.overrides), uses)
-        except Unavailable as e:  # composed; its stages' checks found a part missing
-            if len(plan.jobs) == 1:  # a run, or a sweep of one job: it stops on it
-                raise
-            skipped[job.swept] = e
-        except SituateError as e:
-            if n == 0:
-                raise
-            raise SituateError(f"sweep job {job.swept}: {e}") from e
-    if skipped and len(skipped) == len(plan.jobs):
-        raise SituateError(f"every job of the sweep is skipped: {next(iter(skipped.values()))}")
-    if skipped:
-        print(f"situate: {skipped_line(skipped)}", file=sys.stderr)
-    if len(plan.jobs) == 1:
-        check_typed_overrides(first, parser.parse_overrides(overrides))
-    check_run_config(first, plan.multirun)
+    try:
+        check_composed(first.config, parser.parse_overrides(first.overrides), stages_of_run)
+    except Unavailable as e:
+        if not rest:
+            raise
+        skipped[first.swept] = e
+    overrides = [a for a in args if a not in ("-m", "--multirun")]
+    check_typed_overrides(first.config, parser.parse_overrides(overrides))
+    checks = (
+        (job.swept, partial(
+            check_composed, job.config, parser.parse_overrides(job.overrides),
+            stages_of_run if n < MAX_JOBS_CHECKED else (),  # a larger grid's: when each starts
+        ))
+        for n, job in enumerate(rest, start=1)
+    )  # fmt: skip
+    check_jobs(checks, total=len(plan.jobs), skipped=skipped)
+    check_run_config(first.config, plan.multirun)
 
 
 def check_typed_overrides(cfg, parsed) -> None:

@@ -104,6 +104,7 @@ _SPANISH_STOP = (
     "si ya hay nos usted ustedes"
 )
 _STOP = {"en": frozenset(_ENGLISH_STOP.split()), "es": frozenset(_SPANISH_STOP.split())}
+ENGLISH_STOP_WORDS = _STOP["en"]  # what the rule counts as no content word in English
 # how a question is opened, and how it names its document
 _OPEN = {"en": "", "es": "¿"}
 _IN_DOCUMENT = {"en": "In {title}, ", "es": "En {title}, "}

@@ -24,9 +24,8 @@ from situate.errors import SituateError
 from situate.stages import TAGGED_GROUPS
 from situate.store import content_hash
 from situate.study.writing_cost import WritingCost, writing_cost
-from situate.tracking.base import RESULT_FILE, without_credentials
+from situate.tracking.base import PER_QUESTION, RESULT_FILE, without_credentials
 
-PER_QUESTION = "per_question.csv"
 CONTEXTS = "contexts.jsonl"
 CONFIG = "config.yaml"
 WRITTEN_BY = "context.written_by.llm"  # the param of a run whose contexts were written before

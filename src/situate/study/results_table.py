@@ -18,7 +18,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from situate.stages import CHOICE_GROUPS
-from situate.tracking.base import RESULT_FILE
+from situate.tracking.base import PER_QUESTION, RESULT_FILE
 from situate.tracking.sweep import (
     SWEEP_UNDER_WAY,
     close_parent,
@@ -70,7 +70,7 @@ SWEEP_OUTCOME: dict[str, int] = {"jobs": 0, "failed": 0, "skipped": 0}
 def compared_arms(files: list[Path]) -> int:
     """The jobs of a sweep with results to compare: each that wrote its per-question table
     (neither failed nor skipped)."""
-    return sum(1 for f in files if (f.parent / "per_question.csv").is_file())
+    return sum(1 for f in files if (f.parent / PER_QUESTION).is_file())
 
 
 def print_selection(config: DictConfig, files: list[Path]) -> None:

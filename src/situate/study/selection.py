@@ -24,8 +24,9 @@ import numpy as np
 
 from situate.evaluation.splits import DEV, TEST
 from situate.evaluation.statistics import Comparison, bootstrap_ci, compare
-from situate.study.collect import PER_QUESTION, RunData, Study
+from situate.study.collect import RunData, Study
 from situate.study.labels import format_p, metric_label
+from situate.tracking.base import PER_QUESTION
 
 FEW = 3  # up to this many configurations, picking the best on all questions is not flagged
 SAME = 5e-4  # a dev-test gap that rounds to zero as shown (0.0 pts, MRR 0.000)

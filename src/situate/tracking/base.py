@@ -11,6 +11,7 @@ from typing import Any, Protocol
 # what each job of a run or sweep writes into its output folder: its choices, metrics or error,
 # read back by the results table (study/results_table.py) and the report
 RESULT_FILE = "result.json"
+PER_QUESTION = "per_question.csv"  # one row per question: its ranked ids and scores
 
 
 class Tracker(Protocol):
