@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from situate.errors import SituateError
@@ -25,6 +24,7 @@ from situate.paid.calls import PaidCalls
 from situate.paid.llm import LLMProvider, LLMRequest, LLMResponse
 from situate.progress import progress_bar
 from situate.store import Stores
+from situate.threads import map_on_daemon_threads
 
 log = logging.getLogger(__name__)
 
@@ -170,8 +170,7 @@ class Judge:
                                     run.judgments[key] = peers
                         advance(1)
 
-                    with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-                        list(pool.map(call, todo))
+                    map_on_daemon_threads(call, todo, self.concurrency)
             run.failures = [(pair_of[k], error) for k, error in self.paid.failures]
         missing = sum(1 for k, _ in todo if k not in run.judgments)
         if self.paid.stopped:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 from situate.errors import SituateError
+from situate.threads import map_on_daemon_threads
 
 COUNTERS = ("auto", "provider", "local", "chars4")
 LOCAL_TOKENIZER = (
@@ -49,8 +49,13 @@ def token_counter(
                 )
 
             def by_provider(texts: list[str]) -> list[int]:
-                with ThreadPoolExecutor(max_workers=workers) as pool:
-                    return list(pool.map(lambda t: llm.count_tokens(t) if t else 0, texts))
+                counts = [0] * len(texts)
+
+                def count(i: int) -> None:
+                    counts[i] = llm.count_tokens(texts[i]) if texts[i] else 0
+
+                map_on_daemon_threads(count, range(len(texts)), workers)
+                return counts
 
             what = "exact" if exact_counter else "the provider's own estimate"
             return by_provider, f"{llm.name} token counter ({what}, {llm.model})"

@@ -37,6 +37,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from situate.threads import wait
+
 log = logging.getLogger(__name__)
 
 WAITING, WRITING, OPEN = "waiting", "writing", "open"
@@ -150,8 +152,8 @@ class Schedule:
     ) -> None:
         """Make every call; returns when all have ended, re-raises the first unexpected error
         once the calls in flight have ended (their answers are kept). The workers are daemon
-        threads: an interrupt of the calling thread (Ctrl-C) leaves at once, even with calls
-        hung in flight, as a kill would."""
+        threads and the waits here are :func:`situate.threads.wait`'s: an interrupt
+        (Ctrl-C) leaves at once, even with calls hung in flight, as a kill would."""
         work: queue.SimpleQueue = queue.SimpleQueue()
         workers = [
             threading.Thread(target=self._worker, args=(work, send), daemon=True)
@@ -170,9 +172,9 @@ class Schedule:
                             picked = self._next()
                             if picked is not None:
                                 break
-                        self._cond.wait()
+                        wait(self._cond)
                     if picked is None:
-                        self._cond.wait_for(lambda: all(d.in_flight == 0 for d in self.docs))
+                        wait(self._cond, lambda: all(d.in_flight == 0 for d in self.docs))
                         break
                     d, row, writer = picked
                     d.in_flight += 1

@@ -1,0 +1,69 @@
+"""Threads for paid calls that a Ctrl-C always stops, even with a call hung in flight.
+
+A SIGINT sent to the process may be delivered to any of its threads. CPython then only notes it
+for the main thread, which sees it at its next bytecode; a main thread blocked on a lock with no
+timeout (``Condition.wait()``, ``Future.result()``) runs no bytecode until the lock is released,
+so while a call hangs, the interrupt waits with it. And ``ThreadPoolExecutor`` joins its threads
+when the interpreter exits, so a hung call holds the exit too.
+
+Here the calling thread waits in slices of :data:`POLL` seconds (:func:`wait`: the interrupt is
+seen within one slice, and a condition's waiters re-check their predicate anyway) and the calls
+run on daemon threads (:func:`map_on_daemon_threads`), which an exit does not wait for: an
+interrupt leaves at once, as a kill would; answers already kept stay kept.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+POLL = 0.25  # seconds: how long a pending interrupt can wait for the calling thread to see it
+
+
+def wait(cond: threading.Condition, predicate: Callable[[], bool] | None = None) -> None:
+    """``cond.wait()`` (``predicate`` None) or ``cond.wait_for(predicate)``, interruptible: the
+    caller holds ``cond``; returns after a notification (or a slice; a caller loops on its own
+    condition as it must anyway), or once ``predicate()`` holds."""
+    if predicate is None:
+        cond.wait(POLL)
+        return
+    while not predicate():
+        cond.wait(POLL)
+
+
+def map_on_daemon_threads(call: Callable[[T], None], items: Iterable[T], workers: int) -> None:
+    """``call(item)`` for every item on ``workers`` daemon threads; returns when all have ended,
+    re-raising the first exception once the others have ended (each item is called: as
+    ``list(ThreadPoolExecutor.map(...))`` does). An interrupt of the calling thread leaves at
+    once (see the module's docstring)."""
+    todo = list(items)
+    cond = threading.Condition()
+    state = {"next": 0, "ended": 0}
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        while True:
+            with cond:
+                i = state["next"]
+                if i >= len(todo):
+                    return
+                state["next"] = i + 1
+            try:
+                call(todo[i])
+            except BaseException as e:  # noqa: BLE001 - handed to the calling thread
+                with cond:
+                    errors.append(e)
+            finally:
+                with cond:
+                    state["ended"] += 1
+                    cond.notify_all()
+
+    for _ in range(max(1, min(workers, len(todo)))):
+        threading.Thread(target=worker, daemon=True, name="situate-call").start()
+    with cond:
+        wait(cond, lambda: state["ended"] == len(todo))
+    if errors:
+        raise errors[0]
