@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import threading
 
+from situate import threads
 from situate.money.pricing import ModelPrice
 from situate.paid.llm import LLMRequest
 from situate.records import Usage
@@ -82,7 +83,7 @@ class Budget:
                     if self.refused is None:
                         self.refused = estimate
                     return False
-                self._settled.wait()
+                threads.wait(self._settled)  # in slices: a Ctrl-C is seen
             self.reserved += estimate
             return True
 

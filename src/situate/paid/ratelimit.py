@@ -28,6 +28,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from situate import threads
 from situate.errors import SituateError
 
 RATE_LIMITED, AMBIGUOUS, OK, FAILED = "rate_limited", "ambiguous", "ok", "failed"
@@ -67,7 +68,7 @@ class AIMDLimit:
         """Block until an attempt may start; returns the epoch it starts in."""
         with self._cond:
             while self.in_flight >= self.limit:
-                self._cond.wait()
+                threads.wait(self._cond)  # in slices: a Ctrl-C is seen
             self.in_flight += 1
             return self.epoch
 
