@@ -77,6 +77,16 @@ def tiny_cross_encoder(tmp_path_factory) -> Path:
 _running: list[pytest.Item] = []
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as a terminal sends it, whatever started the tests. A shell without job control
+    starts a background job (``pytest ... &`` in a script) with SIGINT ignored, and Python keeps
+    an ignored SIGINT ignored: the tests that press Ctrl-C (``os.kill``, ``pthread_kill``, or on a
+    ``situate`` child, which inherits the ignore) would then wait on an interrupt that never
+    comes. Python's own handler is put back, as an interactive start has it."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     _running[:] = [item]
 

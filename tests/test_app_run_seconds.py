@@ -54,7 +54,9 @@ def test_the_stage_timers_and_the_unaccounted_seconds_make_the_run(
     assert m["unaccounted_seconds"] == pytest.approx(
         m["run_seconds"] - sum(m[k] for k in timers), abs=1e-9
     )
-    assert 0 <= m["unaccounted_seconds"] < 0.05 * m["run_seconds"]
+    # how small a share it is depends on the machine's speed and load, not on the code: the
+    # share is a benchmark's figure (benchmarks/corpus_scale.py), not a test's
+    assert 0 <= m["unaccounted_seconds"] <= m["run_seconds"]
     # time spent outside every timer shows as unaccounted
     built = Pipeline.build_indexes
 

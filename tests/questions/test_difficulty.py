@@ -17,11 +17,13 @@ from situate.questions.difficulty import (
     Difficulty,
     DifficultyMeter,
     DifficultyTarget,
+    bin_distance,
     bin_edges,
     bin_of,
     content_words,
     describe,
     match_bins,
+    matched_size,
 )
 from situate.records import Document, Span
 
@@ -152,6 +154,29 @@ def test_a_bin_short_of_candidates_keeps_what_it_has_and_says_so():
     assert "is full: 2 of 4" in next(iter(left.values()))
 
 
+def test_a_match_short_of_hard_candidates_shrinks_the_set_instead_of_filling_easy_bins():
+    # half the human sample is hard (overlap <= 0.5), but only 3 candidates are; 20 are easy
+    human = [Difficulty(v, v, 1, 1, 100) for v in (0.1, 0.2, 0.8, 0.9)]
+    candidates = [(f"h{i}", Difficulty(0.3, 0.3, 1, 1, 100)) for i in range(3)]
+    candidates += [(f"e{i}", Difficulty(0.95, 0.95, 1, 1, 100)) for i in range(20)]
+    # tolerance 0.1, target 10: n = 10 wants 5 + 5 (short 2 > 1.0); n = 9: 5 + 4 (short 2 >
+    # 0.9), ..., n = 7: 4 + 3 (short 1 > 0.7), n = 6: 3 + 3 (short 0): 6 kept, 3 of each
+    kept, left, bins = match_bins(candidates, human, 10, ["overlap"], 2, tolerance=0.1)
+    assert sorted(kept) == ["e0", "e1", "e2", "h0", "h1", "h2"]
+    assert [(b.quota, b.kept) for b in bins] == [(3, 3), (3, 3)]
+    assert "is full: 3 of 6" in left["e3"]
+    # tolerance 1 fills what it can of the target: 3 hard, 5 easy (the old behaviour)
+    kept, _, bins = match_bins(candidates, human, 10, ["overlap"], 2, tolerance=1)
+    assert len(kept) == 8 and [(b.quota, b.kept) for b in bins] == [(5, 3), (5, 5)]
+    # tolerance 0.15: n = 10 is short 2 > 1.5, n = 9 (5 + 4) 2 > 1.35, n = 8 (4 + 4) 1 <= 1.2
+    assert len(match_bins(candidates, human, 10, ["overlap"], 2, tolerance=0.15)[0]) == 7
+    assert matched_size({0: 0, 1: 20}, {0: 0.5, 1: 0.5}, 10, 0.1) == 0  # no hard one at all
+    # total variation: kept 3 + 5 of 8 against the sample's 2 + 2 of 4: |3/8 - 1/2| = 1/8
+    assert bin_distance(bins) == 0.125
+    with pytest.raises(SituateError, match="tolerance=2 must be a number from 0 to 1"):
+        DifficultyTarget({}, human, tolerance=2)
+
+
 # -- end to end ---------------------------------------------------------------------------------
 
 FINANCE = (
@@ -198,9 +223,19 @@ def test_generate_selects_to_a_small_human_sample_and_reports_both(tmp_path: Pat
         "questions.difficulty.baselines=[bm25]", "questions.difficulty.match_on=[overlap]",
         "questions.difficulty.bins=2", f"questions.difficulty.match={human}", "--out", str(out),
     ]  # fmt: skip
+    # three of the four human questions share no word with their passage, no candidate does:
+    # matched within a tolerance of 0.1, no set is that hard, and the command says so
+    assert main("generate", [*args[:-2], "questions.difficulty.tolerance=0.1", *args[-2:]]) == 0
+    assert not [q for q in read_questions(out) if q.status == "kept"]
+    assert "matched 0 of the 3 asked" in " ".join(capsys.readouterr().out.split())
+    # the default (tolerance 1) fills what it can: the one bin the candidates reach
     assert main("generate", args) == 0
     questions = read_questions(out)
-    assert len(questions) == 8  # target 3 x oversample 3 = 9 passages; the documents hold 8
+    # target 3 x oversample 3 = 9 requests; the documents hold 8 passages, so the first passage
+    # is asked a second question (index 1)
+    assert len(questions) == 9
+    places = [(q.passage.path, q.passage.start) for q in questions]
+    assert places.count(places[0]) == 2 and len(set(places)) == 8
     measured = [q for q in questions if q.difficulty is not None]
     assert measured and all(
         set(q.difficulty) == {"overlap", "overlap_idf", "lexical_rank", "dense_rank", "rank_depth"}
@@ -217,4 +252,7 @@ def test_generate_selects_to_a_small_human_sample_and_reports_both(tmp_path: Pat
     assert "## Quantile bins of the human sample" in report
     figures = json.loads((out.parent / "questions.difficulty.json").read_text(encoding="utf-8"))
     assert figures["human sample"]["questions"] == 4
+    # every kept question is in the one bin holding a quarter of the human sample: 75% apart
+    assert figures["bin_distance"] == 0.75
+    assert "differ from the human sample's by 75%" in " ".join(printed.split())
     assert sum(b["quota"] for b in figures["bins"]) == 3

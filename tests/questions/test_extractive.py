@@ -125,6 +125,11 @@ def test_the_quote_is_the_sentence_verbatim_and_costs_nothing():
             "How many patients did the trial enroll?",
             "120",
         ),
+        (  # a run-in heading is not the subject ("How many patients did study design enroll?")
+            "Study design: The trial enrolled 120 patients across four regional hospitals.",
+            "How many patients did the trial enroll across four regional hospitals?",
+            "120",
+        ),
         (  # an aside is neither an answer nor part of the question; nor is "However,"
             "However, metered dose inhalers (MDIs) deliver 40 doses per canister [7].",
             "How many doses do metered dose inhalers deliver per canister?",
@@ -153,6 +158,84 @@ def test_questions_by_kind_of_answer_read_like_a_persons(sentence, question, ans
     assert (proposal.question, proposal.answer, proposal.quote) == (question, answer, sentence)
     assert opens_with_its_question_word(proposal.question)
     assert copied_run(proposal.question, sentence) <= 5  # max_copied
+
+
+@pytest.mark.parametrize(
+    ("sentence", "garbled"),
+    [  # sentences of the first 30 COVID-QA papers (the one on serum samples crafted); the
+        # question the rule wrote before tags
+        (  # a name inside a long phrase after the verb
+            "Under non-reducing conditions, the protein was unable to be detected by the "
+            "anti-histidine Ab, even in the cell lysate (data not shown).",
+            "What was the protein unable under non-reducing conditions?",
+        ),
+        (  # "called" after "also" is a participle, not the clause's verb
+            "Inflammatory lung disease, also called COPD, includes a wide range of lung ailments.",
+            "What did inflammatory lung disease call?",
+        ),
+        (  # "separated" before "by" is a participle; a person does not ask "By what ...?"
+            "The proteins separated by SDS-PAGE were visualized using a 532-nm laser for "
+            "excitation.",
+            "By what did the proteins separate?",
+        ),
+        (  # an abbreviation ("TB") is no answer a person asks for
+            "CXRAY, though expensive at the initial installment, may improve TB case finding due "
+            "to its short turnover time and high throughput [18] .",
+            "Which case may CXRAY improve?",
+        ),
+        (  # a name qualifying a noun of its own phrase ("maternal DNA")
+            "Kweik and colleagues found a significant association between levels of maternal DNA "
+            "in umbilical cord blood and IP transmission of HIV-1.",
+            "What did kweik and colleagues find a significant association in umbilical cord blood?",
+        ),
+        (  # "alignment" is a noun, not a present-tense verb before "20 BCoVs"
+            "Multiple-sequence alignment, including 20 BCoVs and 10 clade A betacoronaviruses "
+            "closely related to BCoV, was performed using the Muscle algorithm.",
+            "How many BCoVs do multiple-sequence alignment including?",
+        ),
+        (  # "6 times increased odds": the count is not of "times" alone
+            "HIV-infected children have 6 times increased odds of developing severe pneumonia "
+            "or of death compared to HIV-uninfected children [52] .",
+            "How many times do HIV-infected children have?",
+        ),
+        (  # "the Chinese Bovine coronavirus strain": which strain, not which coronavirus
+            "The E gene is closely related to the Chinese Bovine coronavirus strain BCV-AKS-01 "
+            "(accession no.",
+            "To which coronavirus is the E gene closely related strain BCV-AKS-01?",
+        ),
+        (  # the answer's clause starts after ", while"; its own has no subject the rule asks
+            "Amino-acid sequence similarity: The amino acid sequence of IFITM5 is relatively "
+            "dissimilar to IFITM1-3 proteins, while IFITM1-3 proteins share 85% similarity with "
+            "each other.",
+            "What is Amino-acid sequence similarity relatively dissimilar similarity with each "
+            "other?",
+        ),
+        (  # a comparison cut off ("... earlier than?")
+            "The halftime for the maximum mineralization in the presence of 2BP was estimated to "
+            "be 7 days earlier than that in the absence of 2BP.",
+            "How many days was the halftime estimated to be earlier than?",
+        ),
+        (  # "collected from" is a participle: the clause's verb is "were", after the answer
+            "Serum samples collected from 31 patients were tested for antibodies against the "
+            "virus.",
+            "How many patients did serum samples collect from?",
+        ),
+    ],
+)
+def test_a_sentence_the_rule_would_garble_gives_no_question(sentence, garbled):
+    doc = Document("d.md", sentence, "")
+    proposal = ask(document=doc, passage=Passage("d.md", 0, len(sentence)))
+    assert proposal.question != garbled
+    assert proposal.failure is not None and "no sentence" in proposal.failure
+
+
+def test_a_participle_with_its_object_is_the_clauses_verb():
+    # the tagger calls "enrolled" a participle (VBN); with an object after it ("120"), no
+    # comma or "also" before it, it is the verb the question turns around
+    sentence = "The trial enrolled 120 patients across four regional hospitals last winter."
+    doc = Document("d.md", sentence, "")
+    proposal = ask(document=doc, passage=Passage("d.md", 0, len(sentence)))
+    assert proposal.question == "How many patients did the trial enroll?"
 
 
 def test_a_question_that_would_copy_a_long_run_is_shortened_or_not_written():
@@ -236,11 +319,11 @@ def test_through_the_engine_on_real_papers_every_quote_is_found_exactly(covid_qa
 
     corpus = SquadLoader(str(covid_qa_file), max_documents=3).load()
     mix = {"factual": 0.5, "context_dependent": 0.5}
-    requests = build_requests(corpus.documents, target=12, mix=mix)
+    requests = build_requests(corpus.documents, target=36, mix=mix)
     result = generate(corpus.documents, ExtractiveGenerator(), [], requests)
     kept = [q for q in result.questions if q.status == "kept"]
-    # a passage without a sentence the rules can word gives no question
-    assert len(result.questions) == 12 and len(kept) >= 4
+    # a passage without a sentence the rules can word gives no question (6 of 36 here)
+    assert len(result.questions) == 36 and len(kept) >= 4
     texts = {d.doc_id: d.text for d in corpus.documents}
     for q in kept:
         (span,) = q.gold

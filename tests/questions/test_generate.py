@@ -23,6 +23,7 @@ from situate.errors import SituateError
 from situate.questions.base import GenerationRequest, Proposal
 from situate.questions.generate import (
     assign_strategies,
+    build_requests,
     keep_reviews,
     mix_counts,
     resolve,
@@ -55,6 +56,22 @@ def test_passages_are_spread_over_documents_by_length_capped_at_what_a_document_
     # a larger target only adds passages: the smaller sample is its start
     assert sample_passages([a, b, c], target=9, passage_words=50)[:6] == picked
     assert sample_passages([a, b, c], target=99, passage_words=50).__len__() == 13  # all there is
+
+
+def test_more_requests_than_passages_ask_each_passage_again_up_to_per_passage():
+    a = Document("a.txt", paragraphs("a", 2))  # 2 passages of 50 words
+    b = Document("b.txt", paragraphs("b", 1))  # 1
+    one = build_requests([a, b], target=7, mix={"factual": 1.0}, passage_words=50)
+    assert [(r.passage.path, r.index) for r in one] == [("a.txt", 0), ("b.txt", 0), ("a.txt", 0)]
+    # per_passage 2: every passage's first question, then each passage's second (index 1),
+    # the same passages in the same order; the target (7) is more than 3 x 2 holds
+    two = build_requests([a, b], target=7, mix={"factual": 1.0}, passage_words=50, per_passage=2)
+    assert [r.index for r in two] == [0, 0, 0, 1, 1, 1]
+    assert [r.passage for r in two[3:]] == [r.passage for r in two[:3]]
+    # a target the first round meets is not asked again
+    assert len(build_requests([a, b], 2, {"factual": 1.0}, 50, per_passage=3)) == 2
+    with pytest.raises(SituateError, match="per_passage=0"):
+        build_requests([a, b], 2, {"factual": 1.0}, 50, per_passage=0)
 
 
 def test_inside_a_document_passages_are_spread_over_sections():

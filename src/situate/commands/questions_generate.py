@@ -55,9 +55,10 @@ def prepare(overrides: list[str], paying: bool = True):
     if not corpus.documents:
         raise SituateError(f"dataset {corpus.name}: no documents to write questions from")
     generator = instantiate_stage(cfg, "question_generator")
+    # over-generating on documents with fewer passages: more than one question of each
     requests = build_requests(
         corpus.documents, int(q.target) * factor, dict(q.mix), int(q.passage_words), int(q.seed),
-        str(q.language or ""),
+        str(q.language or ""), per_passage=factor,
     )  # fmt: skip
     return cfg, corpus, generator, requests
 
@@ -96,7 +97,7 @@ def main(verb: str, args: list[str]) -> int:
     write_questions(path, questions)
     print_summary(result, questions, path, dropped, corpus.name, int(q.target), generator)
     if meter is not None:
-        print_difficulty(result, path)
+        print_difficulty(result, path, int(q.target))
     from situate.questions.llm_generator import LLMQuestionGenerator
 
     if isinstance(generator, LLMQuestionGenerator) and generator.budget_stop is not None:
@@ -120,15 +121,17 @@ def difficulty_path(path: Path) -> Path:
     return path.with_name(path.stem + ".difficulty.md")
 
 
-def print_difficulty(result, path: Path) -> None:
+def print_difficulty(result, path: Path, target: int | None = None) -> None:
     """The kept set's difficulty beside the human sample's (and the candidates'), printed and
-    written to :func:`difficulty_path` (Markdown) and ``<stem>.difficulty.json``."""
+    written to :func:`difficulty_path` (Markdown) and ``<stem>.difficulty.json``; where the match
+    shrank the set below ``target`` (questions.target), why."""
     import json
 
     from rich.table import Table
 
     from situate.console import console
     from situate.questions.difficulty import (
+        bin_distance,
         comparison_rows,
         describe,
         difficulty_of,
@@ -155,10 +158,28 @@ def print_difficulty(result, path: Path) -> None:
     report = difficulty_path(path)
     report.write_text(markdown_report(columns, bins), encoding="utf-8")
     figures = {name: describe(values) for name, values in columns.items()}
+    figures["bin_distance"] = bin_distance(bins)
     figures["bins"] = [
         {"bin": b.label, "human": b.human, "quota": b.quota, "kept": b.kept} for b in bins
     ]
     report.with_suffix(".json").write_text(json.dumps(figures, indent=1), encoding="utf-8")
+    matched = sum(b.quota for b in bins)
+    if bins and target is not None and matched < target:
+        out.print(
+            f"difficulty: matched {matched} of the {target} asked (questions.target): the "
+            "human sample's harder bins have too few candidates, and filling the others would "
+            "make the set easier than the sample; raise questions.difficulty.oversample (or "
+            "questions.difficulty.tolerance, up to 1)",
+            highlight=False, markup=False,
+        )  # fmt: skip
+    distance = bin_distance(bins)
+    if distance is not None:
+        out.print(
+            f"difficulty: the kept set's bins differ from the human sample's by {distance:.0%} "
+            "of its questions (total variation; questions.difficulty.tolerance=0.1 keeps the "
+            "largest set within 10%)",
+            highlight=False, markup=False,
+        )  # fmt: skip
     short = [b for b in bins if b.kept < b.quota]
     if short:
         missing = sum(b.quota - b.kept for b in short)

@@ -27,7 +27,12 @@ each measure of ``match_on``, the edges are the human sample's ``1/bins, 2/bins,
 ``>= v`` (the last bin: above every edge); a cell is one bin per measure, its quota
 ``target x`` (share of the human sample in that cell), rounded by the largest remainder rule;
 each cell takes its first candidates in passage order up to its quota, so the kept set's joint
-histogram over the cells is the human one's (a cell with too few candidates is reported short).
+histogram over the cells is the human one's. Where some cells have too few candidates, the set
+can shrink: the quotas are of the largest size up to ``questions.target`` that the candidates
+fill but for at most ``tolerance`` of it (:func:`matched_size`), so a set is not made easier
+than the sample by filling the easy cells that have candidates to spare. The default, 1, fills
+what it can of the target; either way the kept set's distance from the sample's histogram
+(:func:`bin_distance`) is reported, and a short cell.
 Over-generation (``oversample`` candidates per kept question) gives the cells something to pick.
 """
 
@@ -338,16 +343,54 @@ def largest_remainder(shares: Mapping[Any, float], n: int) -> dict[Any, int]:
     return counts
 
 
+def checked_tolerance(tolerance: Any) -> float:
+    """``questions.difficulty.tolerance`` as a float, or the one-line error."""
+    number = isinstance(tolerance, int | float) and not isinstance(tolerance, bool)
+    if not number or not 0 <= tolerance <= 1:
+        raise SituateError(
+            f"questions.difficulty.tolerance={tolerance!r} must be a number from 0 to 1"
+        )
+    return float(tolerance)
+
+
+def matched_size(
+    available: Mapping[Any, int], shares: Mapping[Any, float], target: int, tolerance: float
+) -> int:
+    """The largest ``n <= target`` whose quotas (``shares`` of ``n``, :func:`largest_remainder`)
+    the ``available`` candidates of each cell fill, but for at most ``tolerance x n`` questions;
+    0 when none."""
+    for n in range(target, 0, -1):
+        quota = largest_remainder(shares, n)
+        short = sum(max(0, q - available.get(c, 0)) for c, q in quota.items())
+        if short <= tolerance * n:
+            return n
+    return 0
+
+
+def bin_distance(bins: Sequence[Bin]) -> float | None:
+    """How far the kept set's histogram over the cells is from the human sample's: the total
+    variation distance, half the sum over the cells of |kept share - human share| (0: the same;
+    0.25: a quarter of the kept set would have to move cell); None with nothing kept."""
+    kept, human = sum(b.kept for b in bins), sum(b.human for b in bins)
+    if not kept or not human:
+        return None
+    return sum(abs(b.kept / kept - b.human / human) for b in bins) / 2
+
+
 def match_bins(
     candidates: Sequence[tuple[str, Difficulty]],
     human: Sequence[Difficulty],
     target: int,
     match_on: Sequence[str],
     bins: int,
+    tolerance: float = 1.0,
 ) -> tuple[list[str], dict[str, str], list[Bin]]:
     """The ids selected from ``candidates`` (in their order) so the kept set's histogram over the
     human sample's quantile cells matches the human one (module docstring); the reason of each
-    left out; and the cells."""
+    left out; and the cells. The quotas are of the largest set size up to ``target`` that the
+    candidates fill but for at most ``tolerance`` of it (:func:`matched_size`; 1 fills what it
+    can of ``target``)."""
+    tolerance = checked_tolerance(tolerance)
     if not match_on:
         raise SituateError("questions.difficulty.match_on is empty; name a measure, e.g. overlap")
     if not isinstance(bins, int) or bins < 1:
@@ -368,7 +411,10 @@ def match_bins(
         )
     cells = list(product(*(range(len(edges[m]) + 1) for m in match_on)))
     total = sum(human_cells.values())
-    quota = largest_remainder({c: human_cells[c] / total for c in cells}, target)
+    shares = {c: human_cells[c] / total for c in cells}
+    available = Counter(c for _, d in candidates if (c := cell(d)) is not None)
+    size = matched_size(available, shares, target, tolerance)
+    quota = largest_remainder(shares, size)
     taken: Counter = Counter()
     kept: list[str] = []
     left: dict[str, str] = {}
@@ -385,7 +431,7 @@ def match_bins(
             kept.append(qid)
         else:
             left[qid] = (
-                f"its bin ({labels[c]}) is full: {quota[c]} of {target} by the human sample's "
+                f"its bin ({labels[c]}) is full: {quota[c]} of {size} by the human sample's "
                 f"share {human_cells[c]}/{total}"
             )
     table = [Bin(c, labels[c], human_cells[c], quota[c], taken[c]) for c in cells]
@@ -419,6 +465,7 @@ class DifficultyTarget:
         human: Sequence[Difficulty] | None = None,
         match_on: Sequence[str] = ("overlap", "lexical_rank"),
         bins: int = 4,
+        tolerance: float = 1.0,
     ) -> None:
         unknown = set(caps) - set(self.CAPS)
         if unknown:
@@ -435,6 +482,7 @@ class DifficultyTarget:
         self.human = list(human) if human is not None else None
         self.match_on = list(match_on)
         self.bins = bins
+        self.tolerance = checked_tolerance(tolerance)
         for m in self.match_on:
             if m not in MEASURES:
                 raise SituateError(
@@ -470,7 +518,9 @@ class DifficultyTarget:
                 passing.append((q.id, d))
         table: list[Bin] = []
         if self.human is not None:
-            _, left, table = match_bins(passing, self.human, target, self.match_on, self.bins)
+            _, left, table = match_bins(
+                passing, self.human, target, self.match_on, self.bins, self.tolerance
+            )
             removed.update(left)
         else:
             for qid, _ in passing[target:]:
@@ -483,7 +533,7 @@ class DifficultyTarget:
 
 SETTINGS = (
     "measure", "baselines", "window_words", "overlap_words", "depth", "store", "match",
-    "match_on", "bins", "oversample", *DifficultyTarget.CAPS,
+    "match_on", "bins", "tolerance", "oversample", *DifficultyTarget.CAPS,
 )  # fmt: skip
 
 
@@ -559,6 +609,7 @@ def build(
         human,
         match_on=list(settings.get("match_on") or ()),
         bins=settings.get("bins", 4),
+        tolerance=settings.get("tolerance", 1.0),
     )
     return meter, target
 
@@ -631,4 +682,11 @@ def markdown_report(columns: Mapping[str, Sequence[Difficulty]], bins: Sequence[
             "|---|---|---|---|",
             *(f"| {b.label} | {b.human} | {b.quota} | {b.kept} |" for b in bins),
         ]
+        distance = bin_distance(bins)
+        if distance is not None:
+            lines += [
+                "",
+                f"The kept set's bins differ from the human sample's by {distance:.0%} of its "
+                "questions (total variation distance).",
+            ]
     return "\n".join(lines) + "\n"

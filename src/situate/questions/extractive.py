@@ -31,8 +31,12 @@ The rule, for one request:
    kind (``How much``, ``What percentage`` / ``By how much`` after a verb of change,
    ``When``, ``How many <noun>``, ``What``; ``Who`` for ``... et al.``; a name before a noun,
    ``the ACE2 receptor``, asks ``Which receptor``). Then the clause is turned around its first
-   verb: with the answer as the subject, the question word takes its place ("120 patients were
-   enrolled ..." -> "How many patients were enrolled ...?"); with the answer after the verb,
+   verb (found by its part-of-speech tag, :mod:`situate.questions.pos`: "separated" in "the
+   proteins separated by SDS-PAGE were ..." is a participle, "were" the verb; a participle with
+   an object is the verb: "The trial enrolled 120 patients"; a run-in heading, "Text: ...", and
+   a clause before ", while" are left out): with the answer as the subject, the question word
+   takes its place ("120 patients were enrolled ..." -> "How many patients were enrolled
+   ...?"); with the answer after the verb,
    the subject (at most ``subject_words`` words: its head noun phrase, relative clauses and
    a fronted "In 2019," left out) is asked about with ``be`` inverted ("Total revenue was $5.2
    billion in 2021" -> "How much was total revenue in 2021?"), or with ``did`` / ``does`` and
@@ -44,8 +48,11 @@ The rule, for one request:
    more than ``max_copied`` consecutive words of the passage is shortened (qualifier first)
    or not written, and so is one that does not read as a person's (a subject opening a
    clause, punctuation inside, a bare number not asked as the complement of "be", after
-   "which <noun>" or as a change): the next sentence is tried. Spanish inverts the verb
-   after the question word ("¿A los cuántos días caducan las claves?"). ``context_dependent`` names the document where the passage does
+   "which <noun>" or as a change; an abbreviation as the answer, "TB", "HCV ELISA"; an opening
+   "By what" / "With what"; a name with a noun of its own phrase between it and the verb, "found
+   an association with maternal DNA"; a counted noun or a "which <noun>" that the phrase goes
+   on after, "6 times increased odds"; a question ending on "than"): the next sentence is
+   tried. Spanish inverts the verb after the question word ("¿A los cuántos días caducan las claves?"). ``context_dependent`` names the document where the passage does
    not: "In <document title>, ...?" ("En ...,"), the title (the title rule of
    :mod:`situate.parsing.titles`, else the passage's section) being a name the passage
    itself does not contain (else no question). There is no ``paraphrase`` rule: such a
@@ -121,6 +128,9 @@ _CONNECTIVE = re.compile(
     r"Finally|Additionally|In addition|In contrast|Overall|Sin embargo|Además|Por lo tanto|"
     r"Por tanto|Así|Finalmente|En cambio),\s+"
 )
+# a run-in heading before a colon ("Text: ...", "Amino-acid sequence similarity: The ..."),
+# left out of the question: it is not the clause's subject
+_LEAD_IN = re.compile(r"^\s*[A-Z][^.:;!?]{0,60}:\s+(?=[A-Z])")
 _PERCENT = re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:%|percent\b|per cent\b|por ciento\b)")
 # a year after a preposition ("in 2018"); "the 2018 season" asks nothing by this rule
 _YEAR = re.compile(r"\b(?:[Ii]n|[Ss]ince|by|[Ee]n|[Dd]esde) ((?:1[89]|20)\d\d)\b(?![.,]?\d)")
@@ -216,7 +226,7 @@ class ExtractiveGenerator:
     def identity(self) -> dict:
         identity = {
             "generator": NAME,
-            "rule": 2,
+            "rule": 3,  # 3: verbs by part-of-speech tags, no abbreviation answers
             "min_words": self.min_words,
             "max_words": self.max_words,
             "subject_words": self.subject_words,
@@ -268,6 +278,7 @@ class ExtractiveGenerator:
                 break
             blanked = _ASIDE.sub(lambda m: " " * len(m.group()), sentence.text)
             blanked = _CONNECTIVE.sub(lambda m: " " * len(m.group()), blanked, count=1)
+            blanked = _LEAD_IN.sub(lambda m: " " * len(m.group()), blanked, count=1)
             answer = widen(blanked, start, end, kind)
             question = wh_question(
                 blanked, answer, doc.text, text, language,

@@ -82,15 +82,23 @@ def build_requests(
     passage_words: int = 150,
     seed: int = 0,
     language: str = "",
+    per_passage: int = 1,
 ) -> list[GenerationRequest]:
-    """One request per sampled passage (fewer than ``target`` when the documents hold fewer)."""
+    """One request per sampled passage; where the documents hold fewer passages than
+    ``target``, up to ``per_passage`` requests of each (``index`` 1, 2, ...: another question of
+    the same passage, after every passage has its first), else fewer than ``target``."""
+    if per_passage < 1:
+        raise SituateError(f"per_passage={per_passage} must be >= 1")
     passages = sample_passages(documents, target, passage_words, seed)
     by_id = {d.doc_id: d for d in documents}
     strategies = assign_strategies(mix, len(passages))
-    return [
-        GenerationRequest(by_id[p.path], p, s, language or "")
-        for p, s in zip(passages, strategies, strict=True)
-    ]
+    out = []
+    for index in range(per_passage):
+        for p, s in zip(passages, strategies, strict=True):
+            if len(out) == target:
+                return out
+            out.append(GenerationRequest(by_id[p.path], p, s, language or "", index))
+    return out
 
 
 def resolve(proposal: Proposal, threshold: float = DEFAULT_THRESHOLD) -> GeneratedQuestion:

@@ -12,6 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from situate.questions.pos import FINITE
+from situate.questions.pos import tags as pos_tags
+
 _TOKEN = re.compile(r"[$€£]?\d[\d,.]*\d%?|[$€£]?\d%?|[^\W_][\w'’-]*|[^\w\s]", re.U)
 _MONTHS = (
     "january february march april may june july august september october november december "
@@ -587,6 +590,8 @@ _NOT_SUBJECT = frozenset(
         "while",
         "whereas",
         "although",
+        "though",
+        "once",
         "however",
         "thus",
         "therefore",
@@ -616,6 +621,9 @@ _CLAUSE_OPENERS = frozenset(
 )
 _NOT_NOUNS = frozenset(["least", "most", "more", "less", "same", "other", "last"])
 _PRONOUNS = frozenset(["we", "it", "they", "this", "these", "those", "here", "there", "our"])
+# an abbreviation: capitals only, perhaps a plural or one lower-case letter ("TB", "ASCs",
+# "RNAi"), one or two of them ("HCV ELISA"); "ACE2" and "HIV-1" name things and are asked for
+_ACRONYMS = re.compile(r"[A-Z]{2,6}[a-z]?(?: [A-Z]{2,6}[a-z]?)?")
 _ADJECTIVE = re.compile(r"\w+(?:ous|ed|ing|al|ive|ic|ible|able|ful|less|like)$")
 
 
@@ -657,6 +665,16 @@ def _fluent(shape: Shape, answer_text: str, sentence: str, answer: Answer) -> bo
                 return False
     if answer.kind == "name" and re.search(r"-[a-z]{3,}$", answer_text):
         return False
+    if shape.language == "en" and answer.kind == "name" and _ACRONYMS.fullmatch(answer_text):
+        return False  # "TB", "RTI", "HCV ELISA": people do not ask for an abbreviation
+    if shape.language == "en" and (
+        shape.opening[:1]
+        and shape.opening[0] in _PREPOSITIONS
+        and shape.opening[1:2] in (["what"], ["whom"])
+    ):
+        return False  # "By what did the proteins separate?": a person asks "How ...?"
+    if any(w.isupper() and len(w) > 3 and w.isalpha() for w in (*shape.subject, *shape.rest)):
+        return False  # a heading in capitals ("RESULTS: ...") is no subject
     tail = sentence[answer.end : answer.end + 3].lstrip()
     if answer.kind in ("number", "count", "money", "percent", "duration") and tail[:1] in (
         "-",
@@ -673,8 +691,14 @@ def _fluent(shape: Shape, answer_text: str, sentence: str, answer: Answer) -> bo
             return False
     if re.fullmatch(r"0\d+", answer_text):  # an identifier, not a quantity
         return False
+    last = [*shape.opening, *shape.subject, *shape.rest, *shape.qualifier][-1:]
+    if shape.language == "en" and last and last[0].casefold() in ("than", "as", "that"):
+        return False  # "... estimated to be earlier than?": the comparison cut off
     n = sum(len(p) for p in (shape.opening, shape.subject, shape.rest, shape.qualifier))
     return 3 <= n <= 20
+
+
+_CLAUSE_JOINS = frozenset(["while", "whereas", "although", "though", "but"])
 
 
 def _split(sentence: str, answer: Answer) -> tuple[list[Token], list[Token]]:
@@ -684,7 +708,9 @@ def _split(sentence: str, answer: Answer) -> tuple[list[Token], list[Token]]:
     # a fronted phrase ending in a comma ("In 2019, ...", "As of December 31, ...") is not
     # the subject; a clause before a semicolon is another sentence
     for cut in range(len(before) - 1, -1, -1):
-        if before[cut].text == ";":
+        if before[cut].text == ";" or (
+            before[cut].low in _CLAUSE_JOINS and cut > 0 and before[cut - 1].text == ","
+        ):  # ", while IFITM1-3 proteins share ~85% ...": the answer's clause starts after it
             before = before[cut + 1 :]
             break
     return before, after
@@ -699,24 +725,67 @@ def _strip_fronted(before: list[Token]) -> tuple[list[Token], list[Token]]:
     return [], before
 
 
-def _verbs(clause: list[Token]) -> list[int]:
-    """Where ``clause``'s finite verbs are (not its first word; an -ed word after a preposition,
-    a determiner or "and" is an adjective: "with confirmed influenza")."""
+def _verbs(clause: list[Token], tagged: dict[int, tuple[str, str]] | None = None) -> list[int]:
+    """Where ``clause``'s finite verbs are (never its first word).
+
+    With ``tagged`` (the sentence's part-of-speech tags by token start, :mod:`.pos`): a word
+    tagged past, present or modal, or a participle with an object after it and no comma or
+    "also" before it ("The trial enrolled 120 patients"; not "the proteins separated by ...",
+    not "also called COPD"). Without: the closed lists and the ``-ed`` rule of :func:`is_verb`
+    (an -ed word after a preposition, a determiner or "and" is an adjective: "with confirmed
+    influenza")."""
     out = []
     for i, t in enumerate(clause):
-        if i == 0 or not is_verb(t):
+        if i == 0:
             continue
         prev = clause[i - 1].low
+        tag, after = tagged.get(t.start, ("", "")) if tagged is not None else ("", "")
+        if tag:
+            if (
+                tag in FINITE
+                and (tag != "VBD" or prev not in (",", "also"))
+                or (
+                    tag == "VBN"
+                    and after in _OBJECT_TAGS
+                    and prev not in _PREPOSITIONS | _DETERMINERS | {",", "also"}
+                )
+            ):
+                out.append(i)
+            continue
+        if not is_verb(t):
+            continue
         if t.low.endswith("ed") and prev in _PREPOSITIONS | _DETERMINERS | {"and", "or"}:
             continue
+        if t.low.endswith("ed") and prev in (",", "also"):
+            continue  # "Inflammatory lung disease, also called COPD, ...": a participle
         out.append(i)
     return out
+
+
+# what follows a participle that is the clause's verb: its object
+_OBJECT_TAGS = frozenset(["DT", "CD", "PRP$", "NN", "NNS", "NNP", "NNPS", "JJ", "PRP"])
+
+
+def _compound(token: Token, tagged: dict[int, tuple[str, str]]) -> bool:
+    """Whether ``token`` goes on the noun phrase before it (a noun, an adjective, a participle):
+    the phrase a question would ask about is longer than its first noun."""
+    tag = tagged.get(token.start, ("", ""))[0]
+    return tag.startswith("NN") or tag in ("JJ", "VBN", "VBG")
+
+
+def _tagged(sentence: str) -> dict[int, tuple[str, str]]:
+    """(the part-of-speech tag of each token of ``sentence``, the next token's), by the token's
+    start."""
+    toks = tokens(sentence)
+    tags = pos_tags([t.text for t in toks])
+    return {t.start: (tag, nxt) for t, tag, nxt in zip(toks, tags, [*tags[1:], ""], strict=True)}
 
 
 def _english(
     sentence: str, answer: Answer, document: str, subject_words: int, qualifier_words: int
 ) -> Shape | None:
     before, after = _split(sentence, answer)
+    tagged = _tagged(sentence)
     kind = answer.kind
     if kind == "definition":  # "ACE2 is a membrane protein ..." -> "What is ACE2?"
         verb = before[-1].low if before else ""
@@ -733,7 +802,7 @@ def _english(
         and all(t.low in _PREPOSITIONS for t in before)
     ):
         clause = after[1:]
-        verbs = _verbs(clause)
+        verbs = _verbs(clause, tagged)
         if not verbs:
             return None
         v = verbs[0]
@@ -755,6 +824,8 @@ def _english(
         and not is_verb(after[0])
         and after[0].low not in _PREPOSITIONS | _CUT | _DETERMINERS
     ):  # a name before a noun ("the ACE2 receptor") asks "which receptor"
+        if len(after) > 1 and _compound(after[1], tagged):
+            return None  # "the Chinese Bovine coronavirus strain BCV-AKS-01": which strain?
         wh = ["which", after[0].text]
         after = after[1:]
         if before and before[-1].low in _DETERMINERS:
@@ -762,6 +833,8 @@ def _english(
     if kind == "count":
         if not after or not after[0].word:
             return None
+        if len(after) > 1 and _compound(after[1], tagged):
+            return None  # "6 times increased odds of ...": the count is not of "times" alone
         wh = ["how", "many", after[0].text]
         after = after[1:]
     if (
@@ -780,7 +853,7 @@ def _english(
     fronted, clause = _strip_fronted(before)
     while clause and clause[-1].low in _HEDGES:  # "about", "approximately", "nearly", ...
         clause = clause[:-1]
-    verbs = _verbs(clause)
+    verbs = _verbs(clause, tagged)
     if not verbs and len(clause) <= 1:
         # the answer is the subject: the question word takes its place
         if kind == "date":
@@ -808,6 +881,7 @@ def _english(
         or not clause[-1].text.isalpha()
         or not clause[-1].text.islower()
         or clause[-1].low in _PREPOSITIONS | _DETERMINERS | _CUT | STOP_EN
+        or tagged.get(clause[-1].start, ("", ""))[0] not in ("VB", "VBP")
     ):
         return None  # only "<subject> <verb> 40 doses" guesses a present-tense verb
     v = verbs[0] if verbs else len(clause) - 1
@@ -823,9 +897,18 @@ def _english(
         prep = [between[-1].low]
         between = between[:-1]
     cut = next((i for i, t in enumerate(between) if t.low in _PREPOSITIONS), len(between))
-    between = between[:cut] if len(between) > 3 else between
+    if len(between) > 3 and kind != "name":
+        between = between[:cut]  # "developed the first assay [for the antigen] in 2015"
     if len(between) > 3 or prep == ["of"]:
-        return None  # a long object, or "of" (the answer qualifies a noun: ambiguous)
+        return None  # a long object (a name inside it: "was unable to be detected by the
+        # anti-histidine Ab"), or "of" (the answer qualifies a noun: ambiguous)
+    if (
+        kind == "name"
+        and not prep
+        and any(tagged.get(t.start, ("", ""))[0].startswith("NN") for t in between)
+    ):
+        return None  # "found an association with maternal DNA": the name qualifies a noun
+        # of its own phrase, which the question would leave out
     qualifier = [t.text for t in _qualifier(after, qualifier_words)]
     if not qualifier and fronted and kind != "date":
         qualifier = [t.low if i == 0 else t.text for i, t in enumerate(fronted)][:qualifier_words]
