@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from situate.questions.pos import FINITE, tags
+from situate.questions.pos import FINITE, tagger, tags
 
 
 def test_tags_by_hand():
@@ -38,3 +38,13 @@ def test_the_tagger_does_not_import_nltk():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_the_rules_identity_names_its_tagger_data():
+    import importlib.metadata
+
+    from situate.questions.extractive import ExtractiveGenerator
+
+    version = importlib.metadata.version("textblob")
+    assert tagger() == f"textblob {version}"
+    assert ExtractiveGenerator().identity()["tagger"] == f"textblob {version}"

@@ -89,6 +89,7 @@ from dataclasses import dataclass
 from situate.datasets.generated import Provenance
 from situate.errors import SituateError
 from situate.questions.base import GenerationRequest, Proposal
+from situate.questions.pos import tagger
 from situate.questions.question_rules import copied_run, wh_question, widen
 from situate.questions.topics import neighbourhood_topic
 
@@ -228,6 +229,7 @@ class ExtractiveGenerator:
         identity = {
             "generator": NAME,
             "rule": 3,  # 3: verbs by part-of-speech tags, no abbreviation answers
+            "tagger": tagger(),
             "min_words": self.min_words,
             "max_words": self.max_words,
             "subject_words": self.subject_words,

@@ -14,6 +14,7 @@ Only TextBlob's ``_text.py`` (standard library only) and its data files are read
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import sys
 from collections.abc import Sequence
@@ -23,6 +24,15 @@ from pathlib import Path
 from situate.errors import SituateError
 
 FINITE = frozenset(["VBD", "VBZ", "VBP", "MD"])  # a finite verb: past, present, modal
+
+
+def tagger() -> str:
+    """Which tagger data tags the words (its package and version): part of the rule's identity,
+    so a question written with other data says so in its provenance."""
+    try:
+        return f"textblob {importlib.metadata.version('textblob')}"
+    except importlib.metadata.PackageNotFoundError:
+        return "textblob (not installed)"
 
 
 @lru_cache(maxsize=1)

@@ -785,7 +785,6 @@ def _english(
     sentence: str, answer: Answer, document: str, subject_words: int, qualifier_words: int
 ) -> Shape | None:
     before, after = _split(sentence, answer)
-    tagged = _tagged(sentence)
     kind = answer.kind
     if kind == "definition":  # "ACE2 is a membrane protein ..." -> "What is ACE2?"
         verb = before[-1].low if before else ""
@@ -793,6 +792,7 @@ def _english(
         if verb not in ("is", "are") or not term or len(term) > subject_words + 1:
             return None
         return Shape(["what", verb], _lower_first(term, document), [], [], "en")
+    tagged = _tagged(sentence)
     wh = _WH["en"][kind].split()
     # "In 2018, the company acquired ...": the date fronted, the clause after its comma
     if (
