@@ -25,7 +25,9 @@ Reported per generator and metric (Pass@5, Pass@20, MRR, Recall@10): Kendall's t
 the two arm orderings (with its bootstrap interval), each arm's synthetic - human difference with
 a bootstrap CI (unpaired: other questions), each set's range of arm means, what
 ``evaluation/informativeness.py`` says of each set (saturated, floored, underpowered; its
-recommended metric), and per strategy the questions kept, the rejection reasons, and
+recommended metric), the same tau and differences for the seeded human sample itself against
+all the human questions (the yardstick: what sampling alone does to a set of that size), and
+per strategy the questions kept, the rejection reasons, and
 how much each contextual arm gains over the same arm without context on
 ``context_dependent`` vs ``factual`` questions (paired by question; on the human questions, over
 all of them). Prints a table, writes outputs/bench/NAME.json (and .md) and adds to
@@ -85,9 +87,9 @@ def without_context(overrides: list[str]) -> list[str]:
     return [("context=none" if o.startswith("context=") else o) for o in overrides]
 
 
-def human_sample(papers: int, n: int, path: Path, seed: int = 0) -> int:
+def human_sample(papers: int, n: int, path: Path, seed: int = 0) -> list[str]:
     """``n`` human questions of the slice (seeded), their span gold as a ``qa.json`` of
-    ``dataset=folder`` (``{"path": doc_id, "start", "end"}``); the number written."""
+    ``dataset=folder`` (``{"path": doc_id, "start", "end"}``); the ids of those written."""
     import numpy as np
 
     from situate.datasets.squad import SquadLoader
@@ -105,7 +107,7 @@ def human_sample(papers: int, n: int, path: Path, seed: int = 0) -> int:
     ]  # fmt: skip
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(records, ensure_ascii=False, indent=1))
-    return len(records)
+    return [questions[i].qid for i in picked]
 
 
 def generate(
@@ -215,6 +217,24 @@ def set_informativeness(results, grid: dict[str, list[str]]) -> dict:
     }  # fmt: skip
 
 
+def reference(results, grid, metric: str, ids: list[str], resamples: int) -> dict:
+    """How the ``ids`` of the human questions (the seeded sample) agree with all of them: what
+    sampling alone does to a set of that size (tau, and each arm's sample - all difference)."""
+    from situate.evaluation.agreement import set_agreement
+
+    agreement = set_agreement(
+        {a: results[a].scores(metric).to_numpy() for a in grid},
+        {a: results[a].scores(metric).loc[ids].to_numpy() for a in grid},
+        resamples=resamples,
+    )
+    differences = [a.difference for a in agreement.arms]
+    return {
+        "tau": round(agreement.tau, 3),
+        "tau_ci": [round(agreement.tau_low, 3), round(agreement.tau_high, 3)],
+        "bias_range": [round(min(differences), 4), round(max(differences), 4)],
+    }
+
+
 def arm_range(results, grid, metric: str) -> list[float]:
     means = [float(results[a].scores(metric).mean()) for a in grid]
     return [round(min(means), 4), round(max(means), 4)]
@@ -250,7 +270,8 @@ def main() -> None:
     work = Path(ns.work or tempfile.mkdtemp(prefix="situate-synthetic-"))
     started = time.perf_counter()
     sample = work / "human_sample" / "qa.json"
-    sampled = human_sample(ns.papers, ns.human_sample, sample)
+    sampled_ids = human_sample(ns.papers, ns.human_sample, sample)
+    sampled = len(sampled_ids)
     print(f"human questions on {ns.papers} papers ({len(grid)} arms)", flush=True)
     human = run_arms(
         [f"dataset.path={COVID}", f"dataset.max_documents={ns.papers}"], work, grid, common
@@ -269,6 +290,10 @@ def main() -> None:
         },
         "generators": {},
     }  # fmt: skip
+    # the yardstick: the sampled human questions themselves, as a set of their size ranks
+    report["human_sample_reference"] = {
+        metric: reference(human, grid, metric, sampled_ids, ns.resamples) for metric in METRICS
+    }
     summary: dict[str, object] = {}
     for spec in ns.generator or DEFAULT_GENERATORS:
         name, _, overrides = spec.partition("=")
@@ -362,6 +387,12 @@ def table(report: dict) -> str:
         lines.append(
             f"| human ({report['human_questions']}) | {metric} | | {low:.3f} - {high:.3f} | | "
             f"{_problem(hi, metric)} |"
+        )
+    for metric, r in report.get("human_sample_reference", {}).items():
+        lines.append(
+            f"| human sample ({report['human_sample']}, of the human set) | {metric} | "
+            f"{r['tau']:+.2f} [{r['tau_ci'][0]:+.2f}, {r['tau_ci'][1]:+.2f}] | | "
+            f"{r['bias_range'][0]:+.3f} .. {r['bias_range'][1]:+.3f} | |"
         )
     for name, g in report["generators"].items():
         if "skipped" in g:

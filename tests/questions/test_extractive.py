@@ -163,7 +163,7 @@ def test_questions_by_kind_of_answer_read_like_a_persons(sentence, question, ans
 @pytest.mark.parametrize(
     ("sentence", "garbled"),
     [  # sentences of the first 30 COVID-QA papers (the one on serum samples crafted); the
-        # question the rule wrote before tags
+        # question the rule wrote before tags (or before rule 4)
         (  # a name inside a long phrase after the verb
             "Under non-reducing conditions, the protein was unable to be detected by the "
             "anti-histidine Ab, even in the cell lysate (data not shown).",
@@ -220,6 +220,17 @@ def test_questions_by_kind_of_answer_read_like_a_persons(sentence, question, ans
             "virus.",
             "How many patients did serum samples collect from?",
         ),
+        (  # "which" before an adjective: the rule's 3 asked for "1" of "1 H-NMR"
+            "The relative configurations of isoxazolidines trans-11a and cis-11a were "
+            "established based on our previous studies [39, 40] since similar 1 H-NMR spectral "
+            "patters for the respective series of trans-and cis-isoxazolidines were observed.",
+            "Since which similar were the relative configurations established based?",
+        ),
+        (  # a measurement's symbols in the question
+            "The average body temperature, heart rate, and respiratory rates of the animals were "
+            "37.18±0.13°C, 104±4.33/min, and 28.86±0.75/min pre-treatment.",
+            "What were the average body temperature ± 0.13 ° C?",
+        ),
     ],
 )
 def test_a_sentence_the_rule_would_garble_gives_no_question(sentence, garbled):
@@ -255,6 +266,40 @@ def test_a_question_that_would_copy_a_long_run_is_shortened_or_not_written():
         [GenerationRequest(doc, Passage("d.md", 0, len(sentence)), "factual")]
     )[0]
     assert one.failure is not None and "no sentence" in one.failure  # "the median" is 2
+
+
+def test_variants_word_a_sentence_again_vaguer_after_every_sentence_has_its_first():
+    sentence = "The median incubation period of the novel coronavirus was 5.2 days in Wuhan."
+    other = "The trial enrolled 120 patients in 2019 across Europe."
+    text = f"{sentence} {other}"
+    doc = Document("d.md", text, "")
+    passage = Passage("d.md", 0, len(text))
+    generator = ExtractiveGenerator(variants=4)
+    asked = [
+        generator.propose([GenerationRequest(doc, passage, "factual", "", i)])[0] for i in range(8)
+    ]
+    assert [p.question for p in asked] == [
+        # every sentence's first wording (what variants=1 writes), then the second, ...
+        "How long was the median incubation period in Wuhan?",
+        "How many patients did the trial enroll in 2019 across Europe?",
+        # no qualifier; then the subject's adjectives left out ("median")
+        "How long was the median incubation period?",
+        "How many patients did the trial enroll?",
+        "How long was the incubation period in Wuhan?",
+        "How long was the incubation period?",
+        "",
+        "",
+    ]
+    assert asked[5].answer == "5.2 days" and asked[3].answer == "120"
+    assert "(2 candidates, 6 worded, for index 6)" in asked[6].failure
+    # one wording a sentence: the first wordings only, under the earlier identity
+    single = ExtractiveGenerator()
+    first = [
+        single.propose([GenerationRequest(doc, passage, "factual", "", i)])[0] for i in range(3)
+    ]
+    assert [p.question for p in first] == [q.question for q in asked[:2]] + [""]
+    assert "variants" not in single.identity() and generator.identity()["variants"] == 4
+    assert asked[0].provenance.prompt_sha256 != first[0].provenance.prompt_sha256
 
 
 def test_context_dependent_names_the_document_the_passage_does_not():

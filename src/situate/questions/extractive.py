@@ -51,7 +51,8 @@ The rule, for one request:
    "which <noun>" or as a change; an abbreviation as the answer, "TB", "HCV ELISA"; an opening
    "By what" / "With what"; a name with a noun of its own phrase between it and the verb, "found
    an association with maternal DNA"; a counted noun or a "which <noun>" that the phrase goes
-   on after, "6 times increased odds"; a question ending on "than"): the next sentence is
+   on after, "6 times increased odds"; a question ending on "than"; a "which" before a word
+   not tagged as a noun, "Since which similar ..."; a measurement's symbols, "± 0.13 ° C"): the next sentence is
    tried. Spanish inverts the verb after the question word ("¿A los cuántos días caducan las
    claves?"). ``context_dependent`` names the document where the passage does not: "In
    <document title>, ...?" ("En ...,"), the title (the title rule of
@@ -71,6 +72,16 @@ The rule, for one request:
    "How long was the median incubation period for MERS-CoV?" ("¿... para Stripe?"). No name
    repeats there, or the question would then copy more than ``max_copied`` consecutive words:
    the question of step 4, unchanged. Answer and quote are step 4's.
+6. **Vaguer wordings** (``variants`` > 1). A sentence is worded again, less specifically, as a
+   person who does not know the passage's terms asks
+   (:func:`situate.questions.question_rules.wh_questions`): without the qualifier, with the
+   subject up to a preposition, with the subject's adjectives left out ("How long was the
+   incubation period?" of "The median incubation period ... was 5.2 days"), and, with the
+   passage wording, without the topic; at most ``variants`` wordings a sentence, each a whole
+   question the rule's checks pass. Request ``index`` n takes the n-th of every worded
+   sentence's first wording, then every one's second, and so on: with ``index`` 0 (a passage
+   asked once) nothing changes, and only over-generation for a difficulty target reaches the
+   vaguer ones, for the match to pick the hard questions a human sample has.
 
 The answer is the answer phrase, the quote the sentence verbatim (found exactly in the
 document). English and Spanish have their own stop words and question phrases; the language is
@@ -90,7 +101,7 @@ from situate.datasets.generated import Provenance
 from situate.errors import SituateError
 from situate.questions.base import GenerationRequest, Proposal
 from situate.questions.pos import tagger
-from situate.questions.question_rules import copied_run, wh_question, widen
+from situate.questions.question_rules import copied_run, wh_questions, widen
 from situate.questions.topics import neighbourhood_topic
 
 NAME = "extractive"
@@ -183,6 +194,8 @@ class ExtractiveGenerator:
         With ``passage``: whitespace tokens either side of the sentence searched for the topic.
     topic_count : int
         With ``passage``: the fewest times the topic occurs there.
+    variants : int
+        Most wordings of one sentence (step 6; 1: its first only).
     """
 
     name = NAME
@@ -197,6 +210,7 @@ class ExtractiveGenerator:
         wording: str = "sentence",
         topic_window: int = 75,
         topic_count: int = 2,
+        variants: int = 1,
     ) -> None:
         if not 1 <= min_words <= max_words:
             raise SituateError(
@@ -209,6 +223,7 @@ class ExtractiveGenerator:
             ("max_copied", max_copied),
             ("topic_window", topic_window),
             ("topic_count", topic_count),
+            ("variants", variants),
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise SituateError(f"question_generator.{key}={value!r} must be an integer >= 1")
@@ -224,11 +239,13 @@ class ExtractiveGenerator:
         self.wording = wording
         self.topic_window = topic_window
         self.topic_count = topic_count
+        self.variants = variants
 
     def identity(self) -> dict:
         identity = {
             "generator": NAME,
-            "rule": 3,  # 3: verbs by part-of-speech tags, no abbreviation answers
+            "rule": 4,  # 3: verbs by part-of-speech tags, no abbreviation answers; 4: "which"
+            # asks for a noun (by its tag), no measurement symbols
             "tagger": tagger(),
             "min_words": self.min_words,
             "max_words": self.max_words,
@@ -240,7 +257,8 @@ class ExtractiveGenerator:
             identity.update(
                 wording=self.wording, topic_window=self.topic_window, topic_count=self.topic_count
             )
-
+        if self.variants > 1:  # one wording a sentence is the earlier identity
+            identity["variants"] = self.variants
         return identity
 
     def propose(self, requests: Sequence[GenerationRequest]) -> list[Proposal]:
@@ -275,21 +293,36 @@ class ExtractiveGenerator:
             if answer is not None:
                 scored.append((-self._score(sentence.text, counts, language), sentence, answer))
         scored.sort(key=lambda s: (s[0], s[1].start))
-        written = []  # (sentence, answer, question) of the candidates a rule could word
+        worded = []  # (sentence, answer, its wordings) of the candidates a rule could word
         for _, sentence, (start, end, kind) in scored:
-            if len(written) > request.index:
+            if self.variants == 1 and len(worded) > request.index:
                 break
             blanked = _ASIDE.sub(lambda m: " " * len(m.group()), sentence.text)
             blanked = _CONNECTIVE.sub(lambda m: " " * len(m.group()), blanked, count=1)
             blanked = _LEAD_IN.sub(lambda m: " " * len(m.group()), blanked, count=1)
             answer = widen(blanked, start, end, kind)
-            question = wh_question(
+            wordings = wh_questions(
                 blanked, answer, doc.text, text, language,
                 subject_words=self.subject_words, qualifier_words=self.qualifier_words,
                 max_copied=self.max_copied,
             )  # fmt: skip
-            if question is not None:
-                written.append((sentence, sentence.text[answer.start : answer.end], question))
+            if not wordings:
+                continue
+            answer_text = sentence.text[answer.start : answer.end]
+            if self.wording == "passage":
+                named = [
+                    self._for_topic(w, answer_text, sentence, request, language)
+                    for w in wordings[: self.variants]
+                ]  # the first also unnamed, next: a vaguer question
+                wordings = list(dict.fromkeys([named[0], wordings[0], *named[1:]]))
+            worded.append((sentence, answer_text, wordings[: self.variants]))
+        # every sentence's first wording, then every sentence's second, ...
+        written = [
+            (sentence, answer_text, wordings[k])
+            for k in range(self.variants)
+            for sentence, answer_text, wordings in worded
+            if k < len(wordings)
+        ]
         if len(written) <= request.index:
             return failure(
                 f"no sentence of {self.min_words}-{self.max_words} words with a number or a name "
@@ -297,8 +330,6 @@ class ExtractiveGenerator:
                 f"worded, for index {request.index})"
             )
         sentence, answer_text, question = written[request.index]
-        if self.wording == "passage":
-            question = self._for_topic(question, answer_text, sentence, request, language)
         if request.strategy == "context_dependent":
             title = request.document.title.strip() or request.passage.section.split(" > ")[0]
             if not title or title.casefold() in text.casefold():

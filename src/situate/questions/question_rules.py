@@ -3,14 +3,15 @@
 What :mod:`situate.questions.extractive` step 4 describes: the answer's kind sets the question
 word, the clause is turned around its first verb, the subject is cut to its head noun phrase,
 the rest to a short qualifier, and no run of more than ``max_copied`` words of the passage is
-copied. :func:`wh_question` returns None where no rule applies (the generator then tries its
-next sentence): a question it cannot word is better not written than written as a cloze.
+copied. :func:`wh_questions` returns no wording where no rule applies (the generator then tries
+its next sentence): a question it cannot word is better not written than written as a cloze;
+where one applies, the vaguer wordings of step 6 follow the first.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from situate.questions.pos import FINITE
 from situate.questions.pos import tags as pos_tags
@@ -533,7 +534,7 @@ class Shape:
         return ("¿" if self.language == "es" else "") + body + "?"
 
 
-def wh_question(
+def wh_questions(
     sentence: str,
     answer: Answer,
     document: str,
@@ -543,13 +544,31 @@ def wh_question(
     subject_words: int = 5,
     qualifier_words: int = 4,
     max_copied: int = 5,
-) -> str | None:
-    """The question of ``sentence`` (asides already blanked) asking for ``answer``, or None."""
+) -> list[str]:
+    """Every wording of the question of ``sentence`` asking for ``answer`` that copies at most
+    ``max_copied`` consecutive words of ``passage``, the most specific first: the subject as
+    long as it goes (then cut back to a preposition: "the first cases of ..." -> "the first
+    cases"), with the qualifier, then without it; then, in English, each of them with the
+    subject's adjectives left out ("the median incubation period" -> "the incubation period"):
+    a vaguer question, as a person who does not know the passage's terms asks it. Empty when
+    the sentence has no question by the rule."""
     shape = (_spanish if language == "es" else _english)(
         sentence, answer, document, subject_words, qualifier_words
     )
     if shape is None or not _fluent(shape, sentence[answer.start : answer.end], sentence, answer):
-        return None
+        return []
+    out = _shortened(shape, passage, max_copied)
+    if out and language == "en" and (plain := _without_adjectives(shape.subject)) != shape.subject:
+        out += [t for t in _shortened(replace(shape, subject=plain), passage, max_copied)]
+    return list(dict.fromkeys(out))
+
+
+def _shortened(shape: Shape, passage: str, max_copied: int) -> list[str]:
+    """The texts of ``shape`` with its subject cut back and its qualifier left out (in that
+    order) that copy at most ``max_copied`` consecutive words of ``passage``: the first one
+    as short as it must be, the others whole noun phrases (the subject whole or up to a
+    preposition, never "the median" of "the median incubation period")."""
+    out = []
     full = len(shape.subject)
     for qualifier in (True, False):
         for n in range(full, -1 if not shape.subject else 0, -1):
@@ -563,9 +582,28 @@ def wh_question(
             if n and shape.subject[n - 1].casefold() in _PREPOSITIONS | _DETERMINERS | _CUT:
                 continue  # "How long was the?"
             text = shape.text(n, qualifier)
-            if copied_run(text, passage) <= max_copied:
-                return text if len(re.findall(r"\w+", text)) >= 3 else None
-    return None
+            if copied_run(text, passage) > max_copied:
+                continue
+            if len(re.findall(r"\w+", text)) < 3:
+                return out  # shorter still says nothing
+            whole = n == full or shape.subject[n].casefold() in _PREPOSITIONS
+            if text not in out and (whole or not out):
+                out.append(text)
+    return out
+
+
+def _without_adjectives(subject: list[str]) -> list[str]:
+    """``subject`` without its adjectives and adverbs before a noun (tagged ``JJ*`` / ``RB*``),
+    where a noun is left: "the median incubation period" -> "the incubation period"."""
+    tags = pos_tags(subject)
+    kept = [
+        i
+        for i, t in enumerate(tags)
+        if not (t.startswith(("JJ", "RB")) and any(x.startswith("NN") for x in tags[i + 1 :]))
+    ]
+    if not any(tags[i].startswith("NN") for i in kept):
+        return subject
+    return [subject[i] for i in kept]
 
 
 # words a subject never opens with (a clause, an adverb, a pronoun that names nothing)
@@ -624,6 +662,7 @@ _PRONOUNS = frozenset(["we", "it", "they", "this", "these", "those", "here", "th
 # an abbreviation: capitals only, perhaps a plural or one lower-case letter ("TB", "ASCs",
 # "RNAi"), one or two of them ("HCV ELISA"); "ACE2" and "HIV-1" name things and are asked for
 _ACRONYMS = re.compile(r"[A-Z]{2,6}[a-z]?(?: [A-Z]{2,6}[a-z]?)?")
+_SYMBOL = re.compile(r"[±°˚×=<>|~≤≥]")
 _ADJECTIVE = re.compile(r"\w+(?:ous|ed|ing|al|ive|ic|ible|able|ful|less|like)$")
 
 
@@ -655,14 +694,17 @@ def _fluent(shape: Shape, answer_text: str, sentence: str, answer: Answer) -> bo
         if shape.rest and not shape.subject and shape.opening[-1] in ("did", "does", "do"):
             return False
         if "which" in shape.opening[:-1]:
-            noun = shape.opening[shape.opening.index("which") + 1]
+            at = shape.opening.index("which") + 1
+            noun = shape.opening[at]
+            words = [*shape.opening, *shape.subject, *shape.rest]
             if (
                 not noun.isalpha()
                 or len(noun) < 4
                 or _ADJECTIVE.match(noun.casefold())
                 or noun.casefold() in _NOT_NOUNS
+                or not pos_tags(words)[at].startswith("NN")
             ):
-                return False
+                return False  # "Since which similar ...", "Which interacts ...": no noun
     if answer.kind == "name" and re.search(r"-[a-z]{3,}$", answer_text):
         return False
     if shape.language == "en" and answer.kind == "name" and _ACRONYMS.fullmatch(answer_text):
@@ -673,6 +715,8 @@ def _fluent(shape: Shape, answer_text: str, sentence: str, answer: Answer) -> bo
         and shape.opening[1:2] in (["what"], ["whom"])
     ):
         return False  # "By what did the proteins separate?": a person asks "How ...?"
+    if any(_SYMBOL.search(w) for w in (*shape.subject, *shape.rest, *shape.qualifier)):
+        return False  # "the average body temperature ± 0.13 ° C": a measurement, not words
     if any(w.isupper() and len(w) > 3 and w.isalpha() for w in (*shape.subject, *shape.rest)):
         return False  # a heading in capitals ("RESULTS: ...") is no subject
     tail = sentence[answer.end : answer.end + 3].lstrip()
