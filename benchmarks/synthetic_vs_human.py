@@ -4,6 +4,7 @@
         [--arms "chunker.size=150,300 context=none,heading_path fusion=sparse_only,rrf"]
         [--common "embedder=minilm_onnx"] [--human-sample 40]
         [--generator NAME="OVERRIDES"] ... [--name synthetic_vs_human] [--work DIR]
+        [--sample-seed 0]
 
 On a slice of COVID-QA (the first ``--papers`` papers of /work/shared/data/covid-qa, human
 questions with span gold), each generator writes a synthetic set over the same papers with
@@ -258,6 +259,9 @@ def main() -> None:
         "--generator", action="append", help="NAME=OVERRIDES of `situate questions generate` "
         "(repeatable; default: the extractive baseline, with and without trivially_lexical)",
     )  # fmt: skip
+    parser.add_argument(
+        "--sample-seed", type=int, default=0, help="the seed of the --human-sample draw"
+    )
     parser.add_argument("--work", default=None, help="caches and runs (default: a temp folder)")
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--name", default="synthetic_vs_human", help="outputs/bench/NAME.json")
@@ -270,7 +274,7 @@ def main() -> None:
     work = Path(ns.work or tempfile.mkdtemp(prefix="situate-synthetic-"))
     started = time.perf_counter()
     sample = work / "human_sample" / "qa.json"
-    sampled_ids = human_sample(ns.papers, ns.human_sample, sample)
+    sampled_ids = human_sample(ns.papers, ns.human_sample, sample, ns.sample_seed)
     sampled = len(sampled_ids)
     print(f"human questions on {ns.papers} papers ({len(grid)} arms)", flush=True)
     human = run_arms(
@@ -279,7 +283,7 @@ def main() -> None:
     first = next(iter(grid))
     report = {
         "papers": ns.papers, "target": ns.target, "arms": list(grid), "arms_grid": ns.arms,
-        "common": ns.common, "human_sample": sampled,
+        "common": ns.common, "human_sample": sampled, "sample_seed": ns.sample_seed,
         "human_questions": len(human[first].scores(METRICS[0])),
         "human_seconds": round(time.perf_counter() - started, 1),
         "human_informativeness": set_informativeness(human, grid),

@@ -84,6 +84,35 @@ def test_a_gold_no_baseline_reaches_has_no_lexical_rank_and_counts_beyond_the_de
         DifficultyMeter(DOCS, baselines=["dense"])
 
 
+def test_lexical_windows_of_their_own_tell_a_question_spread_over_its_passage():
+    # "zebra moon": both words in d.txt, 7 words apart; the gold is the word "lion"
+    spread = Document("d.txt", "lion zebra hunt plain dusk night owl moon star sky")
+    other = Document("e.txt", "zebra mane stripes")
+    gold = (Span("d.txt", 0, 4),)
+    options = dict(passage_words=8, baselines=["bm25", "dense"], embed=fake_embed, window_words=50)
+    (coarse,) = DifficultyMeter([spread, other], **options).measure([("zebra moon", gold)])
+    # one window a document: d.txt holds both words, ranked first
+    assert coarse.lexical_rank == 1 and coarse.rank_depth == 2
+    fine = DifficultyMeter([spread, other], lexical_window_words=5, **options)
+    # 5-word windows sharing 1 (a fifth): d.txt [0, 5) [4, 9) [8, 10), e.txt [0, 3)
+    assert [(c.doc_id, c.text) for c in fine.lexical_chunks] == [
+        ("d.txt", "lion zebra hunt plain dusk"),
+        ("d.txt", "dusk night owl moon star"),
+        ("d.txt", "star sky"),
+        ("e.txt", "zebra mane stripes"),
+    ]
+    (d,) = fine.measure([("zebra moon", gold)])
+    # BM25 (k1 1.5, b 0.75, mean length 3.75): idf(moon) = ln(1 + 3.5 / 1.5) = 1.20 in the
+    # 5-word window of "moon" -> 1.20 x 2.5 / 2.875 = 1.04; idf(zebra) = ln 2 = 0.69 in the
+    # 3 words of e.txt -> 0.69 x 2.5 / 2.275 = 0.76, in the gold's 5 words -> 0.60: third
+    assert d.lexical_rank == 3 and d.rank_depth == 4
+    # the dense rank keeps the windows of window_words (two here): the same as before
+    assert d.dense_rank == coarse.dense_rank
+    for bad in (3, True, 7.5):
+        with pytest.raises(SituateError, match="lexical_window_words"):
+            DifficultyMeter([spread, other], lexical_window_words=bad, **options)
+
+
 def generated(qid: str, overlap: float, lexical: int | None, dense: int = 1) -> GeneratedQuestion:
     d = Difficulty(overlap, overlap, lexical, dense, 100)
     return GeneratedQuestion(

@@ -13,7 +13,10 @@ record of ``questions.jsonl``), the same for a generated candidate and a human q
   those holding ``w``): copying rare words counts more than copying common ones;
 - ``lexical_rank``: the 1-based rank of the first retrieval window overlapping the gold under BM25
   (:class:`situate.sparse.bm25s_engine.Bm25sEngine`) over fixed windows of ``window_words`` words
-  (``overlap_words`` shared) of all the documents; null when it is not in the top ``depth``;
+  (``overlap_words`` shared) of all the documents, or of ``lexical_window_words`` (a fifth of them
+  shared) where that is set; null when it is not in the top ``depth``. Finer windows tell a
+  question whose words all sit in its answer's sentence (found at any chunk size) from one whose
+  words spread over the passage around it, as people's do (found only by the larger chunks);
 - ``dense_rank``: the same under the run's embedder (cosine over the same windows, every window
   scored: never null), through the embedding store when one is set.
 
@@ -138,6 +141,7 @@ class DifficultyMeter:
         window_words: int = 200,
         overlap_words: int = 40,
         depth: int = 1000,
+        lexical_window_words: int | None = None,
     ) -> None:
         unknown = set(baselines) - set(BASELINES)
         if unknown:
@@ -154,8 +158,25 @@ class DifficultyMeter:
         self.baselines = list(baselines)
         self.embed = embed
         self.depth = depth
+        corpus = Corpus("difficulty", list(documents), [])
         chunker = FixedChunker(size=window_words, overlap=overlap_words, unit="words")
-        self.chunks = chunker.chunk(Corpus("difficulty", list(documents), []))
+        self.chunks = chunker.chunk(corpus)
+        if lexical_window_words is not None and (
+            isinstance(lexical_window_words, bool)
+            or not isinstance(lexical_window_words, int)
+            or lexical_window_words < 5
+        ):
+            raise SituateError(
+                f"questions.difficulty.lexical_window_words={lexical_window_words!r} must be an "
+                "integer >= 5 or null (the windows of window_words)"
+            )
+        self.lexical_chunks = (
+            FixedChunker(
+                size=lexical_window_words, overlap=lexical_window_words // 5, unit="words"
+            ).chunk(corpus)
+            if lexical_window_words and lexical_window_words != window_words
+            else self.chunks
+        )
         self._window_words = [set(words(c.text)) for c in self.chunks]
         df = Counter(w for ws in self._window_words for w in ws)
         n = len(self.chunks)
@@ -204,16 +225,21 @@ class DifficultyMeter:
         if not items:
             return []
         queries = [q for q, _ in items]
-        relevant = [self._relevant(gold) for _, gold in items]
+        relevant = [self._relevant(gold, self.chunks) for _, gold in items]
         lexical: list[int | None] = [None] * len(items)
         dense: list[int | None] = [None] * len(items)
-        depth = min(self.depth, len(self.chunks)) if "bm25" in self.baselines else 0
-        if "bm25" in self.baselines and self.chunks:
+        depth = min(self.depth, len(self.lexical_chunks)) if "bm25" in self.baselines else 0
+        if "bm25" in self.baselines and self.lexical_chunks:
+            windows_relevant = (
+                relevant
+                if self.lexical_chunks is self.chunks
+                else [self._relevant(gold, self.lexical_chunks) for _, gold in items]
+            )
             engine = Bm25sEngine()
-            engine.build([c.text for c in self.chunks])
+            engine.build([c.text for c in self.lexical_chunks])
             ids = engine.search(queries, depth).ids
             for i, row in enumerate(ids):
-                hits = [r for r, c in enumerate(row) if c >= 0 and relevant[i][c]]
+                hits = [r for r, c in enumerate(row) if c >= 0 and windows_relevant[i][c]]
                 lexical[i] = hits[0] + 1 if hits else None
         if "dense" in self.baselines and self.chunks:
             assert self.embed is not None
@@ -230,10 +256,10 @@ class DifficultyMeter:
             out.append(Difficulty(overlap, weighted, lexical[i], dense[i], depth))
         return out
 
-    def _relevant(self, gold: Sequence[Span]) -> np.ndarray:
+    @staticmethod
+    def _relevant(gold: Sequence[Span], chunks) -> np.ndarray:
         return np.array(
-            [any(s.overlaps(c.doc_id, c.start, c.end) for s in gold) for c in self.chunks],
-            dtype=bool,
+            [any(s.overlaps(c.doc_id, c.start, c.end) for s in gold) for c in chunks], dtype=bool
         )
 
 
@@ -532,8 +558,8 @@ class DifficultyTarget:
 # -- building from questions.difficulty -------------------------------------------------------
 
 SETTINGS = (
-    "measure", "baselines", "window_words", "overlap_words", "depth", "store", "match",
-    "match_on", "bins", "tolerance", "oversample", *DifficultyTarget.CAPS,
+    "measure", "baselines", "window_words", "overlap_words", "lexical_window_words", "depth",
+    "store", "match", "match_on", "bins", "tolerance", "oversample", *DifficultyTarget.CAPS,
 )  # fmt: skip
 
 
@@ -597,6 +623,7 @@ def build(
         window_words=int(settings.get("window_words", 200)),
         overlap_words=int(settings.get("overlap_words", 40)),
         depth=settings.get("depth", 1000),
+        lexical_window_words=settings.get("lexical_window_words"),
     )
     if not wanted:
         return meter, None
