@@ -559,7 +559,7 @@ def wh_questions(
         return []
     out = _shortened(shape, passage, max_copied)
     if out and language == "en" and (plain := _without_adjectives(shape.subject)) != shape.subject:
-        out += [t for t in _shortened(replace(shape, subject=plain), passage, max_copied)]
+        out += _shortened(replace(shape, subject=plain), passage, max_copied)
     return list(dict.fromkeys(out))
 
 
