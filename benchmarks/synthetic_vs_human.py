@@ -4,9 +4,10 @@
         [--arms "chunker.size=150,300 context=none,heading_path fusion=sparse_only,rrf"]
         [--common "embedder=minilm_onnx"] [--human-sample 40]
         [--generator NAME="OVERRIDES"] ... [--name synthetic_vs_human] [--work DIR]
-        [--sample-seed 0]
+        [--sample-seed 0] [--skip-papers 0]
 
-On a slice of COVID-QA (the first ``--papers`` papers of /work/shared/data/covid-qa, human
+On a slice of COVID-QA (the first ``--papers`` papers of /work/shared/data/covid-qa, after the
+first ``--skip-papers``, which a held-out check sets to the papers a setting was tuned on; human
 questions with span gold), each generator writes a synthetic set over the same papers with
 ``situate questions generate`` (its filters included), and the same arms run on the human
 questions and on each synthetic set (``situate.api.run``, tracking=none): the product of the
@@ -68,6 +69,23 @@ DEFAULT_GENERATORS = [
     f"extractive_lexical_kept=question_generator=extractive {EXTRACTIVE_MIX} "
     "questions.filters.trivially_lexical.enabled=false",
 ]
+
+
+def papers_after(skip: int, folder: Path) -> Path:
+    """COVID-QA without its first ``skip`` papers, as a SQuAD file in ``folder`` (the file
+    itself when ``skip`` is 0)."""
+    if skip == 0:
+        return COVID
+    data = json.loads(COVID.read_text())
+    kept = [
+        {**article, "paragraphs": [paragraph]}
+        for article in data["data"]
+        for paragraph in article["paragraphs"]
+    ][skip:]
+    path = folder / f"covid_qa_after_{skip}.json"
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({**data, "data": kept}, ensure_ascii=False))
+    return path
 
 
 def arms(grid: str = DEFAULT_ARMS) -> dict[str, list[str]]:
@@ -262,6 +280,10 @@ def main() -> None:
     parser.add_argument(
         "--sample-seed", type=int, default=0, help="the seed of the --human-sample draw"
     )
+    parser.add_argument(
+        "--skip-papers", type=int, default=0,
+        help="leave out the first N papers (a held-out slice: --skip-papers 30 --papers 30)",
+    )  # fmt: skip
     parser.add_argument("--work", default=None, help="caches and runs (default: a temp folder)")
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--name", default="synthetic_vs_human", help="outputs/bench/NAME.json")
@@ -272,6 +294,8 @@ def main() -> None:
     grid = arms(ns.arms)
     common = shlex.split(ns.common)
     work = Path(ns.work or tempfile.mkdtemp(prefix="situate-synthetic-"))
+    global COVID
+    COVID = papers_after(ns.skip_papers, work)
     started = time.perf_counter()
     sample = work / "human_sample" / "qa.json"
     sampled_ids = human_sample(ns.papers, ns.human_sample, sample, ns.sample_seed)
@@ -284,6 +308,7 @@ def main() -> None:
     report = {
         "papers": ns.papers, "target": ns.target, "arms": list(grid), "arms_grid": ns.arms,
         "common": ns.common, "human_sample": sampled, "sample_seed": ns.sample_seed,
+        "skip_papers": ns.skip_papers,
         "human_questions": len(human[first].scores(METRICS[0])),
         "human_seconds": round(time.perf_counter() - started, 1),
         "human_informativeness": set_informativeness(human, grid),
@@ -378,7 +403,8 @@ def _problem(info: dict, metric: str) -> str:
 
 def table(report: dict) -> str:
     lines = [
-        f"COVID-QA, {report['papers']} papers, {report['human_questions']} human questions, "
+        f"COVID-QA, {report['papers']} papers (after the first {report.get('skip_papers', 0)}), "
+        f"{report['human_questions']} human questions, "
         f"{len(report['arms'])} arms ({report.get('arms_grid', '')} {report.get('common', '')}); "
         f"synthetic target {report['target']} unless a generator sets its own",
         "",
