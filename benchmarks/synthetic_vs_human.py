@@ -106,7 +106,7 @@ def without_context(overrides: list[str]) -> list[str]:
     return [("context=none" if o.startswith("context=") else o) for o in overrides]
 
 
-def human_sample(papers: int, n: int, path: Path, seed: int = 0) -> list[str]:
+def human_sample(source: Path, papers: int, n: int, path: Path, seed: int = 0) -> list[str]:
     """``n`` human questions of the slice (seeded), their span gold as a ``qa.json`` of
     ``dataset=folder`` (``{"path": doc_id, "start", "end"}``); the ids of those written."""
     import numpy as np
@@ -114,7 +114,7 @@ def human_sample(papers: int, n: int, path: Path, seed: int = 0) -> list[str]:
     from situate.datasets.squad import SquadLoader
 
     questions = [
-        q for q in SquadLoader(str(COVID), max_documents=papers).load().questions if q.gold
+        q for q in SquadLoader(str(source), max_documents=papers).load().questions if q.gold
     ]
     picked = sorted(
         np.random.default_rng(seed).choice(len(questions), min(n, len(questions)), replace=False)
@@ -130,8 +130,9 @@ def human_sample(papers: int, n: int, path: Path, seed: int = 0) -> list[str]:
 
 
 def generate(
-    name: str, overrides: str, work: Path, papers: int, target: int, common: list[str]
-) -> Path:
+    source: Path, name: str, overrides: str, work: Path, papers: int, target: int,
+    common: list[str],
+) -> Path:  # fmt: skip
     """``situate questions generate`` over the slice; the questions.jsonl it wrote. The
     generator's ``overrides`` may set its own ``questions.target`` (a slow local model)."""
     out = work / name / "questions.jsonl"
@@ -143,7 +144,7 @@ def generate(
     )
     command = [
         PY, "-m", "situate.cli", "questions", "generate", "dataset=covid_qa",
-        f"dataset.path={COVID}", f"dataset.max_documents={papers}", *targets,
+        f"dataset.path={source}", f"dataset.max_documents={papers}", *targets,
         f"output_dir={work}", *common, *own, "--out", str(out),
     ]  # fmt: skip
     print("$", " ".join(command[2:]), flush=True)
@@ -154,10 +155,10 @@ def generate(
     return out
 
 
-def as_squad(questions, papers: int, path: Path) -> dict[str, str]:
+def as_squad(source: Path, questions, papers: int, path: Path) -> dict[str, str]:
     """The kept questions as a SQuAD file over the first ``papers`` papers (gold: the quote's
     span); returns question id -> strategy."""
-    data = json.loads(COVID.read_text())
+    data = json.loads(source.read_text())
     paragraphs = [p for article in data["data"] for p in article["paragraphs"]][:papers]
     by_doc: dict[str, list] = {str(p["document_id"]): [] for p in paragraphs}
     strategy = {}
@@ -294,15 +295,14 @@ def main() -> None:
     grid = arms(ns.arms)
     common = shlex.split(ns.common)
     work = Path(ns.work or tempfile.mkdtemp(prefix="situate-synthetic-"))
-    global COVID
-    COVID = papers_after(ns.skip_papers, work)
+    source = papers_after(ns.skip_papers, work)
     started = time.perf_counter()
     sample = work / "human_sample" / "qa.json"
-    sampled_ids = human_sample(ns.papers, ns.human_sample, sample, ns.sample_seed)
+    sampled_ids = human_sample(source, ns.papers, ns.human_sample, sample, ns.sample_seed)
     sampled = len(sampled_ids)
     print(f"human questions on {ns.papers} papers ({len(grid)} arms)", flush=True)
     human = run_arms(
-        [f"dataset.path={COVID}", f"dataset.max_documents={ns.papers}"], work, grid, common
+        [f"dataset.path={source}", f"dataset.max_documents={ns.papers}"], work, grid, common
     )
     first = next(iter(grid))
     report = {
@@ -328,10 +328,12 @@ def main() -> None:
         name, _, overrides = spec.partition("=")
         overrides = overrides.replace("{human_sample}", str(sample))
         t0 = time.perf_counter()
-        questions = read_questions(generate(name, overrides, work, ns.papers, ns.target, common))
+        questions = read_questions(
+            generate(source, name, overrides, work, ns.papers, ns.target, common)
+        )
         generation_s = time.perf_counter() - t0
         squad = work / name / "synthetic_squad.json"
-        strategy = as_squad(questions, ns.papers, squad)
+        strategy = as_squad(source, questions, ns.papers, squad)
         per_strategy: dict[str, dict] = {}
         for q in questions:
             row = per_strategy.setdefault(

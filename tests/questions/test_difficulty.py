@@ -101,6 +101,8 @@ def test_lexical_windows_of_their_own_tell_a_question_spread_over_its_passage():
         ("d.txt", "star sky"),
         ("e.txt", "zebra mane stripes"),
     ]
+    assert fine.windows == "windows of 50 words (40 shared); BM25 over 5 words (1 shared)"
+    assert DifficultyMeter([spread, other], **options).windows == "windows of 50 words (40 shared)"
     (d,) = fine.measure([("zebra moon", gold)])
     # BM25 (k1 1.5, b 0.75, mean length 3.75): idf(moon) = ln(1 + 3.5 / 1.5) = 1.20 in the
     # 5-word window of "moon" -> 1.20 x 2.5 / 2.875 = 1.04; idf(zebra) = ln 2 = 0.69 in the
@@ -281,6 +283,9 @@ def test_generate_selects_to_a_small_human_sample_and_reports_both(tmp_path: Pat
     assert "## Quantile bins of the human sample" in report
     figures = json.loads((out.parent / "questions.difficulty.json").read_text(encoding="utf-8"))
     assert figures["human sample"]["questions"] == 4
+    # the ranks say what they were measured over (the default windows)
+    assert figures["windows"] == "windows of 200 words (40 shared)"
+    assert "over windows of 200 words (40 shared)." in report
     # every kept question is in the one bin holding a quarter of the human sample: 75% apart
     assert figures["bin_distance"] == 0.75
     assert "differ from the human sample's by 75%" in " ".join(printed.split())

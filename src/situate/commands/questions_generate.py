@@ -97,7 +97,7 @@ def main(verb: str, args: list[str]) -> int:
     write_questions(path, questions)
     print_summary(result, questions, path, dropped, corpus.name, int(q.target), generator)
     if meter is not None:
-        print_difficulty(result, path, int(q.target))
+        print_difficulty(result, path, int(q.target), meter.windows)
     from situate.questions.llm_generator import LLMQuestionGenerator
 
     if isinstance(generator, LLMQuestionGenerator) and generator.budget_stop is not None:
@@ -121,10 +121,11 @@ def difficulty_path(path: Path) -> Path:
     return path.with_name(path.stem + ".difficulty.md")
 
 
-def print_difficulty(result, path: Path, target: int | None = None) -> None:
+def print_difficulty(result, path: Path, target: int | None = None, windows: str = "") -> None:
     """The kept set's difficulty beside the human sample's (and the candidates'), printed and
     written to :func:`difficulty_path` (Markdown) and ``<stem>.difficulty.json``; where the match
-    shrank the set below ``target`` (questions.target), why."""
+    shrank the set below ``target`` (questions.target), why. ``windows``: what the ranks were
+    measured over."""
     import json
 
     from rich.table import Table
@@ -147,7 +148,9 @@ def print_difficulty(result, path: Path, target: int | None = None) -> None:
     if result.selection is not None and result.selection.human:
         columns["human sample"] = result.selection.human
         bins = result.selection.bins
-    table = Table(title="difficulty: median (quartiles)")
+    table = Table(
+        title="difficulty: median (quartiles)", caption=f"ranks over {windows}" if windows else None
+    )
     table.add_column("", justify="left")
     for name in columns:
         table.add_column(name, justify="right")
@@ -156,8 +159,9 @@ def print_difficulty(result, path: Path, target: int | None = None) -> None:
     out = console()
     out.print(table)
     report = difficulty_path(path)
-    report.write_text(markdown_report(columns, bins), encoding="utf-8")
+    report.write_text(markdown_report(columns, bins, windows), encoding="utf-8")
     figures = {name: describe(values) for name, values in columns.items()}
+    figures["windows"] = windows
     figures["bin_distance"] = bin_distance(bins)
     figures["bins"] = [
         {"bin": b.label, "human": b.human, "quota": b.quota, "kept": b.kept} for b in bins

@@ -170,13 +170,19 @@ class DifficultyMeter:
                 f"questions.difficulty.lexical_window_words={lexical_window_words!r} must be an "
                 "integer >= 5 or null (the windows of window_words)"
             )
+        lexical = (
+            (lexical_window_words, lexical_window_words // 5) if lexical_window_words else None
+        )
+        if lexical == (window_words, overlap_words):
+            lexical = None
         self.lexical_chunks = (
-            FixedChunker(
-                size=lexical_window_words, overlap=lexical_window_words // 5, unit="words"
-            ).chunk(corpus)
-            if lexical_window_words and lexical_window_words != window_words
+            FixedChunker(size=lexical[0], overlap=lexical[1], unit="words").chunk(corpus)
+            if lexical
             else self.chunks
         )
+        self.windows = f"windows of {window_words} words ({overlap_words} shared)" + (
+            f"; BM25 over {lexical[0]} words ({lexical[1]} shared)" if lexical else ""
+        )  # what the ranks were measured over, said beside them
         self._window_words = [set(words(c.text)) for c in self.chunks]
         df = Counter(w for ws in self._window_words for w in ws)
         n = len(self.chunks)
@@ -685,16 +691,19 @@ def comparison_rows(columns: Mapping[str, Sequence[Difficulty]]) -> list[list[st
     return rows
 
 
-def markdown_report(columns: Mapping[str, Sequence[Difficulty]], bins: Sequence[Bin] = ()) -> str:
+def markdown_report(
+    columns: Mapping[str, Sequence[Difficulty]], bins: Sequence[Bin] = (), windows: str = ""
+) -> str:
     """The difficulty table (and the match's cells) as Markdown: what the command writes beside
-    ``questions.jsonl``."""
+    ``questions.jsonl``; ``windows``: what the ranks were measured over
+    (:attr:`DifficultyMeter.windows`)."""
     rows = comparison_rows(columns)
     lines = [
         "# Difficulty of the generated questions",
         "",
         "overlap: share of the question's content words in its gold passage (overlap_idf: IDF "
         "weighted); ranks: where the gold's first window comes under BM25 / the embedder "
-        "(1 = top; beyond the depth is depth + 1).",
+        "(1 = top; beyond the depth is depth + 1)" + (f", over {windows}." if windows else "."),
         "",
         "| | " + " | ".join(columns) + " |",
         "|---|" + "---|" * len(columns),

@@ -52,8 +52,8 @@ The rule, for one request:
    "By what" / "With what"; a name with a noun of its own phrase between it and the verb, "found
    an association with maternal DNA"; a counted noun or a "which <noun>" that the phrase goes
    on after, "6 times increased odds"; a question ending on "than"; a "which" before a word
-   not tagged as a noun, "Since which similar ..."; a measurement's symbols, "± 0.13 ° C"): the next sentence is
-   tried. Spanish inverts the verb after the question word ("¿A los cuántos días caducan las
+   not tagged as a noun, "Since which similar ..."; a measurement's symbols, "± 0.13 ° C"):
+   the next sentence is tried. Spanish inverts the verb after the question word ("¿A los cuántos días caducan las
    claves?"). ``context_dependent`` names the document where the passage does not: "In
    <document title>, ...?" ("En ...,"), the title (the title rule of
    :mod:`situate.parsing.titles`, else the passage's section) being a name the passage
