@@ -24,6 +24,7 @@ from situate.questions.difficulty import (
     describe,
     match_bins,
     matched_size,
+    target_set,
 )
 from situate.records import Document, Span
 
@@ -290,3 +291,40 @@ def test_generate_selects_to_a_small_human_sample_and_reports_both(tmp_path: Pat
     assert figures["bin_distance"] == 0.75
     assert "differ from the human sample's by 75%" in " ".join(printed.split())
     assert sum(b["quota"] for b in figures["bins"]) == 3
+
+
+def test_questions_matched_composes_the_recipe_and_asks_for_a_sample(tmp_path: Path):
+    from hydra.utils import instantiate
+
+    from situate.commands.questions_generate import main
+    from situate.config import compose
+
+    cfg = compose(["questions=matched", "question_generator=extractive_matched"])
+    d = cfg.questions.difficulty
+    assert (list(d.match_on), d.lexical_window_words, d.tolerance, d.oversample) == (
+        ["lexical_rank", "dense_rank"], 64, 0.1, 10,
+    )  # fmt: skip
+    assert dict(cfg.questions.mix) == {"factual": 1.0, "context_dependent": 0, "paraphrase": 0}
+    generator = instantiate(cfg.question_generator)
+    assert (generator.wording, generator.topic_window, generator.variants) == ("passage", 3000, 4)
+    assert generator.subjects is True
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "virus.md").write_text(VIRUS, encoding="utf-8")
+    args = [
+        "dataset=folder", f"dataset.path={docs}", f"output_dir={tmp_path / 'out'}",
+        "tracking=none", "questions=matched", "question_generator=extractive_matched",
+        "--out", str(tmp_path / "out" / "questions.jsonl"),
+    ]  # fmt: skip
+    # no sample: one line (the command prints it), before any document is read or question
+    # written
+    with pytest.raises(SituateError) as error:
+        main("generate", args)
+    assert str(error.value) == (
+        "questions=matched selects questions like 20-40 of your own: set "
+        "questions.difficulty.match=<your qa.json> (questions with their gold as quotes, pages "
+        "or chunk ids; docs/questions.md)"
+    )
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(SituateError, match="match_required='yes' must be true or false"):
+        target_set({"match_required": "yes"})

@@ -302,6 +302,85 @@ def test_variants_word_a_sentence_again_vaguer_after_every_sentence_has_its_firs
     assert asked[0].provenance.prompt_sha256 != first[0].provenance.prompt_sha256
 
 
+def ask_subjects(sentence: str, index: int = 0, variants: int = 1):
+    doc = Document("d.md", sentence, "")
+    generator = ExtractiveGenerator(subjects=True, variants=variants)
+    request = GenerationRequest(doc, Passage("d.md", 0, len(sentence)), "factual", "", index)
+    return generator.propose([request])[0]
+
+
+@pytest.mark.parametrize(
+    "sentence, question, answer",
+    [
+        (  # the predicate's qualifier, then without it: the subject is the answer
+            "S-palmitoylation on the protein regulates the antiviral activity of IFITM3.",
+            "What regulates the antiviral activity of IFITM3?",
+            "S-palmitoylation on the protein",
+        ),
+        (  # "remains the main cause of death in the neonatal period" copies 9 words (over
+            # 5 + 2): the qualifier's first prepositional phrase only ("Calf septicemia is the
+            # main cause ..." is a definition: "What is calf septicemia?")
+            "Calf septicemia remains the main cause of death in the neonatal period of calves.",
+            "What remains the main cause of death?",
+            "Calf septicemia",
+        ),
+        (  # a modal and an adverb before the verb; the qualifier ends at the comma
+            "Dysregulation of the antibody response can lead to an autoimmune disease, "
+            "malignancy, or enhanced infection.",
+            "What can lead to an autoimmune disease?",
+            "Dysregulation of the antibody response",
+        ),
+    ],
+)
+def test_a_subject_is_asked_for_where_the_sentence_has_no_number_or_name(
+    sentence, question, answer
+):
+    proposal = ask_subjects(sentence)
+    assert (proposal.question, proposal.answer, proposal.quote) == (question, answer, sentence)
+    assert ask(document=Document("d.md", sentence, ""), passage=Passage("d.md", 0, len(sentence))
+               ).failure is not None  # fmt: skip  # without subjects=True: no question
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The results showed a strong effect of the treatment on survival.",  # no thing named
+        "These proteins bind the receptor with high affinity.",  # points back
+        "The majority of the infections occurred in patients under two years old.",  # a count
+        "Baseline characteristics of mothers and infants are presented in Table 1.",  # layout
+        "Plates were washed with wash buffer and incubated for one hour.",  # bench work
+        "Brain magnetic resonance imaging showed a left frontal lesion.",  # reports a finding
+        "The single strongest risk factor for pneumonia is HIV infection.",  # "What is HIV
+        # infection?" would ask for a definition
+        "NK cells are primarily involved in eliminating virus-infected cells.",  # "... in
+        # eliminating virus-infected cells" copies 8 words, and "What are primarily
+        # involved?" names nothing
+        "The study participants were mainly of medium and high educational level.",  # the
+        # phrase cut at "and" leaves "of medium", then "What were mainly?" names nothing
+    ],
+)
+def test_a_subject_that_names_nothing_or_a_garbled_predicate_gives_no_question(sentence):
+    proposal = ask_subjects(sentence)
+    assert proposal.failure is not None and "no sentence" in proposal.failure, proposal.question
+
+
+def test_a_number_or_name_comes_before_the_subject_and_subjects_change_the_identity():
+    sentence = "The median incubation period of the novel coronavirus was 5.2 days in Wuhan."
+    assert ask_subjects(sentence).question == "How long was the median incubation period in Wuhan?"
+    # the subject's wordings are the vaguer ones: with its qualifier, then without
+    text = "Hepcidin plays a fundamental role in the regulation of iron metabolism."
+    asked = [ask_subjects(text, index=i, variants=4).question for i in range(3)]
+    assert asked == [
+        "What plays a fundamental role in the regulation?",  # "of iron metabolism": 8 copied
+        "What plays a fundamental role?",
+        "",
+    ]
+    plain, subjects = ExtractiveGenerator(), ExtractiveGenerator(subjects=True)
+    assert "subjects" not in plain.identity() and subjects.identity()["subjects"] == 1
+    with pytest.raises(SituateError, match="subjects='yes' must be true or false"):
+        ExtractiveGenerator(subjects="yes")
+
+
 def test_context_dependent_names_the_document_the_passage_does_not():
     proposal = ask("context_dependent")
     assert proposal.question == (

@@ -565,7 +565,8 @@ class DifficultyTarget:
 
 SETTINGS = (
     "measure", "baselines", "window_words", "overlap_words", "lexical_window_words", "depth",
-    "store", "match", "match_on", "bins", "tolerance", "oversample", *DifficultyTarget.CAPS,
+    "store", "match", "match_required", "match_on", "bins", "tolerance", "oversample",
+    *DifficultyTarget.CAPS,
 )  # fmt: skip
 
 
@@ -576,6 +577,17 @@ def target_set(settings: Mapping[str, Any]) -> bool:
         raise SituateError(
             f"questions.difficulty.{unknown[0]}: no such option; the options are "
             f"{', '.join(SETTINGS)} (conf/questions/mixed.yaml)"
+        )
+    required = settings.get("match_required", False)
+    if not isinstance(required, bool):
+        raise SituateError(
+            f"questions.difficulty.match_required={required!r} must be true or false"
+        )
+    if required and settings.get("match") is None:
+        raise SituateError(
+            "questions=matched selects questions like 20-40 of your own: set "
+            "questions.difficulty.match=<your qa.json> (questions with their gold as quotes, "
+            "pages or chunk ids; docs/questions.md)"
         )
     wanted = settings.get("match") is not None or any(
         settings.get(k) is not None for k in DifficultyTarget.CAPS

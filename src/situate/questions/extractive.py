@@ -53,7 +53,18 @@ The rule, for one request:
    an association with maternal DNA"; a counted noun or a "which <noun>" that the phrase goes
    on after, "6 times increased odds"; a question ending on "than"; a "which" before a word
    not tagged as a noun, "Since which similar ..."; a measurement's symbols, "± 0.13 ° C"):
-   the next sentence is tried. Spanish inverts the verb after the question word ("¿A los cuántos días caducan las
+   the next sentence is tried. With ``subjects`` (English), a sentence whose answer phrase is
+   not worded, or that has none, is asked for its **subject** instead, as people ask for
+   what does something ("What plays a fundamental role in the regulation?" of "Hepcidin plays
+   a fundamental role in the regulation of Fe metabolism"; answer "Hepcidin"): the words before
+   the clause's first verb, at most eight, all words, ending on a noun that names a thing (not
+   "The results", "The majority", "These proteins", "Many ..."), and a predicate that holds a
+   noun, no other clause's verb, no verb of the paper's layout or bench work ("are presented in
+   Table 1", "were washed"), no active verb of reporting ("Brain MRI showed ...") and no "be" +
+   a bare noun ("... is HIV infection"); worded with its whole qualifier, then its first
+   prepositional phrase, then none, copying at most ``max_copied`` + 2 consecutive words
+   (:func:`situate.questions.question_rules.subject_answer`). Spanish inverts the verb after
+   the question word ("¿A los cuántos días caducan las
    claves?"). ``context_dependent`` names the document where the passage does not: "In
    <document title>, ...?" ("En ...,"), the title (the title rule of
    :mod:`situate.parsing.titles`, else the passage's section) being a name the passage
@@ -101,7 +112,7 @@ from situate.datasets.generated import Provenance
 from situate.errors import SituateError
 from situate.questions.base import GenerationRequest, Proposal
 from situate.questions.pos import tagger
-from situate.questions.question_rules import copied_run, wh_questions, widen
+from situate.questions.question_rules import Answer, copied_run, subject_answer, wh_questions, widen
 from situate.questions.topics import neighbourhood_topic
 
 NAME = "extractive"
@@ -196,6 +207,9 @@ class ExtractiveGenerator:
         With ``passage``: the fewest times the topic occurs there.
     variants : int
         Most wordings of one sentence (step 6; 1: its first only).
+    subjects : bool
+        Also ask for a sentence's subject where its number or name is not worded (step 4,
+        English).
     """
 
     name = NAME
@@ -211,6 +225,7 @@ class ExtractiveGenerator:
         topic_window: int = 75,
         topic_count: int = 2,
         variants: int = 1,
+        subjects: bool = False,
     ) -> None:
         if not 1 <= min_words <= max_words:
             raise SituateError(
@@ -240,6 +255,9 @@ class ExtractiveGenerator:
         self.topic_window = topic_window
         self.topic_count = topic_count
         self.variants = variants
+        if not isinstance(subjects, bool):
+            raise SituateError(f"question_generator.subjects={subjects!r} must be true or false")
+        self.subjects = subjects
 
     def identity(self) -> dict:
         identity = {
@@ -259,6 +277,8 @@ class ExtractiveGenerator:
             )
         if self.variants > 1:  # one wording a sentence is the earlier identity
             identity["variants"] = self.variants
+        if self.subjects:  # without, the earlier identity
+            identity["subjects"] = 1  # the rule of subject answers (step 4)
         return identity
 
     def propose(self, requests: Sequence[GenerationRequest]) -> list[Proposal]:
@@ -287,26 +307,32 @@ class ExtractiveGenerator:
         text = request.passage_text
         doc = request.document
         language = self._language(request.language, text)
+        subjects = self.subjects and language == "en"
         scored = []
         for sentence in self._sentences(text):
-            answer = self._answer(sentence.text, counts, language)
-            if answer is not None:
-                scored.append((-self._score(sentence.text, counts, language), sentence, answer))
+            found = self._answer(sentence.text, counts, language)
+            if found is not None or subjects:
+                scored.append((-self._score(sentence.text, counts, language), sentence, found))
         scored.sort(key=lambda s: (s[0], s[1].start))
         worded = []  # (sentence, answer, its wordings) of the candidates a rule could word
-        for _, sentence, (start, end, kind) in scored:
+        for _, sentence, found in scored:
             if self.variants == 1 and len(worded) > request.index:
                 break
             blanked = _ASIDE.sub(lambda m: " " * len(m.group()), sentence.text)
             blanked = _CONNECTIVE.sub(lambda m: " " * len(m.group()), blanked, count=1)
             blanked = _LEAD_IN.sub(lambda m: " " * len(m.group()), blanked, count=1)
-            answer = widen(blanked, start, end, kind)
-            wordings = wh_questions(
-                blanked, answer, doc.text, text, language,
-                subject_words=self.subject_words, qualifier_words=self.qualifier_words,
-                max_copied=self.max_copied,
-            )  # fmt: skip
-            if not wordings:
+            answers = [widen(blanked, *found)] if found is not None else []
+            if subjects and (span := subject_answer(blanked)) is not None:
+                answers.append(Answer(*span, "subject"))  # when the phrase is not worded
+            for answer in answers:
+                wordings = wh_questions(
+                    blanked, answer, doc.text, text, language,
+                    subject_words=self.subject_words, qualifier_words=self.qualifier_words,
+                    max_copied=self.max_copied,
+                )  # fmt: skip
+                if wordings:
+                    break
+            else:
                 continue
             answer_text = sentence.text[answer.start : answer.end]
             if self.wording == "passage":

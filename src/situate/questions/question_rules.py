@@ -3,7 +3,8 @@
 What :mod:`situate.questions.extractive` step 4 describes: the answer's kind sets the question
 word, the clause is turned around its first verb, the subject is cut to its head noun phrase,
 the rest to a short qualifier, and no run of more than ``max_copied`` words of the passage is
-copied. :func:`wh_questions` returns no wording where no rule applies (the generator then tries
+copied; a subject answer (:func:`subject_answer`) is asked "What <predicate>?".
+:func:`wh_questions` returns no wording where no rule applies (the generator then tries
 its next sentence): a question it cannot word is better not written than written as a cloze;
 where one applies, the vaguer wordings of step 6 follow the first.
 """
@@ -243,6 +244,7 @@ _WH = {
         "count": "how many",
         "number": "what",
         "name": "what",
+        "subject": "what",
     },
     "es": {
         "money": "cuánto",
@@ -371,7 +373,7 @@ class Answer:
 
     start: int
     end: int
-    kind: str  # money, percent, date, count, number, name
+    kind: str  # money, percent, date, count, duration, number, name, definition, subject
 
 
 def widen(sentence: str, start: int, end: int, kind: str) -> Answer:
@@ -557,6 +559,8 @@ def wh_questions(
     )
     if shape is None or not _fluent(shape, sentence[answer.start : answer.end], sentence, answer):
         return []
+    if answer.kind == "subject":
+        return _subject_wordings(shape, passage, max_copied)
     out = _shortened(shape, passage, max_copied)
     if out and language == "en" and (plain := _without_adjectives(shape.subject)) != shape.subject:
         out += _shortened(replace(shape, subject=plain), passage, max_copied)
@@ -825,6 +829,181 @@ def _tagged(sentence: str) -> dict[int, tuple[str, str]]:
     return {t.start: (tag, nxt) for t, tag, nxt in zip(toks, tags, [*tags[1:], ""], strict=True)}
 
 
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# a subject's head noun that names no thing a person asks for ("The results showed ...")
+_GENERIC_HEADS = _words(
+    "study studies result results data analysis analyses finding findings author authors paper "
+    "article table figure fig review work approach method methods other others researcher "
+    "researchers investigator investigators group groups example examples case cases reason "
+    "reasons aim aims purpose objective objectives goal question questions part parts number "
+    "model models report reports evidence observation observations experiment experiments "
+    "sample samples section chapter total majority"
+)
+# a subject opening with one of these points back or counts rather than names
+_NOT_NAMING = _words(
+    "this these that those such our their its his her each both all some many most several other "
+    "another any no none few either neither"
+)
+_RELATIVE = frozenset(["which", "that", "who", "whom", "whose", "where", "when", "while"])
+# verbs of reporting and lab procedure: "X are presented in Table 1", "Plates were washed ..."
+# ask about the paper's layout or its bench work, not its findings
+_PROCEDURE_VERBS = _words(
+    "presented described shown listed summarized summarised depicted illustrated given provided "
+    "discussed detailed reviewed washed incubated performed conducted carried stained "
+    "centrifuged diluted stored mixed added transferred collected obtained prepared included "
+    "excluded recorded defined extracted subjected analysed analyzed purified amplified "
+    "sequenced cloned examined evaluated approved"
+)
+# verbs by which a paper reports a finding; as a clause's own verb its subject is the study or
+# the image ("Brain MRI showed ...", "Kweik and colleagues found ..."), not the finding
+_REPORTING_VERBS = _words(
+    "found find finds showed show shows shown revealed reveals reported reports demonstrated "
+    "demonstrates suggested suggests indicated indicates observed noted concluded"
+)
+# what a subject question's predicate may not name: the paper's own parts, a pointer back
+_NOT_IN_PREDICATE = _words(
+    "table tables fig figs figure figures supplementary this these those our their its here "
+    "above below previously"
+)
+_AUXILIARIES = _BE | _HAVE | _MODAL | frozenset(["been", "being", "do", "does", "did"])
+
+
+def _named(word: str) -> bool:
+    """A compound name the tagger may call an adjective ("S-palmitoylation", "IFITM3-like" not)."""
+    return "-" in word and word[:1].isupper() and not word.endswith("like")
+
+
+def subject_answer(sentence: str, subject_words: int = 8) -> tuple[int, int] | None:
+    """The span (characters of ``sentence``) of its clause's subject where that names a thing a
+    person would ask for: "S-palmitoylation on the protein regulates the antiviral activity of
+    IFITM3" -> "S-palmitoylation on the protein", asked "What regulates ...?". English only.
+
+    The subject is the words before the clause's first finite verb (:func:`_verbs`, a fronted
+    "In 2019," left out): at most ``subject_words`` words, all words (no comma, bracket or
+    number), ending on a noun (by its tag), with no relative pronoun, no verb but a gerund,
+    not opening with a pronoun, a determiner that points back ("these", "our"), a quantifier
+    ("many", "all") or an adverb, and with a head noun that names something ("the results",
+    "previous studies", "the majority" name nothing a question asks for). None otherwise."""
+    toks = tokens(sentence)
+    _, clause = _strip_fronted(toks)
+    tagged = _tagged(sentence)
+    verbs = _verbs(clause, tagged)
+    if not verbs:
+        return None
+    subject = clause[: verbs[0]]
+    if not 1 <= len(subject) <= subject_words or len(clause) < verbs[0] + 2:
+        return None  # no subject, a long one, or no predicate after the verb
+    tags = [tagged.get(t.start, ("", ""))[0] for t in subject]
+    first = subject[0].low
+    head = next(
+        (i for i, t in enumerate(subject) if i > 0 and t.low in _PREPOSITIONS), len(subject)
+    )
+    if (
+        not tags[-1].startswith("NN")
+        or not (tags[head - 1].startswith("NN") or _named(subject[head - 1].text))
+        or subject[head - 1].low in _GENERIC_HEADS  # "The majority of HBoV1 infections"
+        or any(not (t.text[:1].isalpha()) for t in subject)
+        or any(t.low in _RELATIVE for t in subject)
+        or any(tag in FINITE or tag == "VBN" for tag in tags)
+        or first in _NOT_SUBJECT | _PRONOUNS | _NOT_NAMING | _PREPOSITIONS | _CLAUSE_OPENERS
+        or (first.endswith("ly") and len(subject) > 1)
+        or _ACRONYMS.fullmatch(join(subject))
+    ):
+        return None
+    return subject[0].start, subject[-1].end
+
+
+# a subject question copies its predicate, which is what it asks about: it may copy this many
+# more consecutive words of the passage than ``max_copied`` (of the 213 human questions of the
+# first 30 COVID-QA papers, the median copies 3, and 8 copy 6 or 7)
+SUBJECT_EXTRA_COPIED = 2
+
+
+def _subject_shape(after: list[Token], qualifier_words: int) -> Shape | None:
+    """ "What" + the predicate after a subject answer: the verb and its object up to the first
+    preposition, then the prepositional phrases as the qualifier (at most ``qualifier_words`` + 2
+    words), each up to a comma or conjunction. None where the predicate names the paper's
+    layout or bench work, reports a finding, is "be" + a bare noun or goes on into another
+    clause."""
+    phrase: list[Token] = []
+    for t in after:
+        if t.text in ",;:.!?()" or t.low in _CUT:
+            break
+        phrase.append(t)
+    tags = pos_tags([t.text for t in phrase])
+    auxiliary = [
+        t.low in _AUXILIARIES or tag.startswith("RB") for t, tag in zip(phrase, tags, strict=True)
+    ]
+    main = auxiliary.index(False) if False in auxiliary else len(phrase)  # the main verb
+    if (
+        main == len(phrase)
+        or phrase[main].low in _PROCEDURE_VERBS
+        or (main == 0 and phrase[0].low in _REPORTING_VERBS)
+        or (main > 0 and phrase[main - 1].low in _BE and tags[main].startswith("NN"))  # "X is
+        # HIV infection": "What is HIV infection?" would ask for a definition, not for X
+        or any(tag in FINITE for tag in tags[main + 1 :])  # "A cocktail of biotin conjugated
+        # antibody was used": another clause's verb, the subject misread
+        or any(t.low in _NOT_IN_PREDICATE for t in phrase)
+    ):
+        return None
+    ended = after[len(phrase)].low if len(phrase) < len(after) else ""
+    last = max((i for i, t in enumerate(phrase) if t.low in _PREPOSITIONS), default=-1)
+    if (
+        last > 0
+        and ended in ("and", "or", "to")
+        and (phrase[last].low in ("between", "from") or len(phrase) - last <= 2)
+    ):  # "between June [and September]", "of medium [and high educational level]": the
+        # phrase cut in two, its last prepositional phrase left out
+        phrase = phrase[:last]
+    if phrase and len(phrase[-1].text) == 1 and phrase[-1].text.isalpha():
+        return None  # "for GFP-expressing E[. coli]": an abbreviation cut at its point
+    split = next((i for i, t in enumerate(phrase) if i > 1 and t.low in _PREPOSITIONS), len(phrase))
+    rest, qualifier = phrase[:split], phrase[split:]
+    if len(qualifier) > qualifier_words + 2:  # a long one up to its next preposition, or none
+        cut = [
+            i
+            for i, t in enumerate(qualifier[: qualifier_words + 3])
+            if i > 0 and t.low in _PREPOSITIONS
+        ]
+        qualifier = qualifier[: cut[-1]] if cut else []
+    while qualifier and qualifier[-1].low in _PREPOSITIONS | _DETERMINERS:
+        qualifier = qualifier[:-1]
+    while rest and rest[-1].low in _PREPOSITIONS | _DETERMINERS:
+        rest = rest[:-1]
+    if not rest or len(rest) > 6:
+        return None
+    return Shape(["what"], [], [t.text for t in rest], [t.text for t in qualifier], "en")
+
+
+def _subject_wordings(shape: Shape, passage: str, max_copied: int) -> list[str]:
+    """The wordings of a subject question, the most specific first: with its whole qualifier,
+    with the qualifier's first prepositional phrase ("What is the main cause of death?"), without
+    it, each where it copies at most ``max_copied`` + :data:`SUBJECT_EXTRA_COPIED` consecutive
+    words of ``passage`` and still holds a noun and two content words after the verb (not "What
+    are primarily involved?")."""
+    second = next(
+        (i for i, w in enumerate(shape.qualifier) if i > 0 and w.casefold() in _PREPOSITIONS),
+        len(shape.qualifier),
+    )
+    out = []
+    for qualifier in (shape.qualifier, shape.qualifier[:second], []):
+        while qualifier and qualifier[-1].casefold() in _PREPOSITIONS | _DETERMINERS:
+            qualifier = qualifier[:-1]
+        text = replace(shape, qualifier=qualifier).text()
+        words = [*shape.rest[1:], *qualifier]
+        if (
+            copied_run(text, passage) <= max_copied + SUBJECT_EXTRA_COPIED
+            and any(t.startswith("NN") for t in pos_tags([*shape.rest, *qualifier])[1:])
+            and sum(len(w) >= 3 and w.casefold() not in STOP_EN | _BE for w in words) >= 2
+            and text not in out
+        ):
+            out.append(text)
+    return out
+
+
 def _english(
     sentence: str, answer: Answer, document: str, subject_words: int, qualifier_words: int
 ) -> Shape | None:
@@ -836,6 +1015,8 @@ def _english(
         if verb not in ("is", "are") or not term or len(term) > subject_words + 1:
             return None
         return Shape(["what", verb], _lower_first(term, document), [], [], "en")
+    if kind == "subject":  # "S-palmitoylation ... regulates X" -> "What regulates X?"
+        return _subject_shape(after, qualifier_words)
     tagged = _tagged(sentence)
     wh = _WH["en"][kind].split()
     # "In 2018, the company acquired ...": the date fronted, the clause after its comma
