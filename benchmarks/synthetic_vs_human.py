@@ -155,9 +155,25 @@ def generate(
     return out
 
 
-def as_squad(source: Path, questions, papers: int, path: Path) -> dict[str, str]:
-    """The kept questions as a SQuAD file over the first ``papers`` papers (gold: the quote's
-    span); returns question id -> strategy."""
+def gold_text(question, context: str) -> tuple[str, int]:
+    """The SQuAD answer of a kept question with ``--gold answer``: its answer phrase where the
+    quote holds it (the first occurrence, case aside), else the whole quote."""
+    span = question.gold[0]
+    quote = context[span.start : span.end]
+    answer = question.answer.strip()
+    at = quote.casefold().find(answer.casefold()) if answer else -1
+    if at < 0:
+        return quote, span.start
+    return quote[at : at + len(answer)], span.start + at
+
+
+def as_squad(
+    source: Path, questions, papers: int, path: Path, gold: str = "quote"
+) -> dict[str, str]:
+    """The kept questions as a SQuAD file over the first ``papers`` papers; returns question id
+    -> strategy. The gold, scored as SQuAD answers are (a chunk holding its text passes), is
+    the quote (``gold="quote"``) or, as the human questions' gold is, the answer phrase inside
+    it (``"answer"``: :func:`gold_text`)."""
     data = json.loads(source.read_text())
     paragraphs = [p for article in data["data"] for p in article["paragraphs"]][:papers]
     by_doc: dict[str, list] = {str(p["document_id"]): [] for p in paragraphs}
@@ -167,7 +183,10 @@ def as_squad(source: Path, questions, papers: int, path: Path) -> dict[str, str]
             continue
         span = q.gold[0]
         context = next(p["context"] for p in paragraphs if str(p["document_id"]) == span.doc_id)
-        answer = {"text": context[span.start : span.end], "answer_start": span.start}
+        text, start = gold_text(q, context) if gold == "answer" else (
+            context[span.start : span.end], span.start
+        )  # fmt: skip
+        answer = {"text": text, "answer_start": start}
         by_doc[span.doc_id].append({"id": q.id, "question": q.q, "answers": [answer]})
         strategy[q.id] = q.strategy
     squad = {
@@ -239,19 +258,23 @@ def set_informativeness(results, grid: dict[str, list[str]]) -> dict:
 
 def reference(results, grid, metric: str, ids: list[str], resamples: int) -> dict:
     """How the ``ids`` of the human questions (the seeded sample) agree with all of them: what
-    sampling alone does to a set of that size (tau, and each arm's sample - all difference)."""
-    from situate.evaluation.agreement import set_agreement
+    sampling alone does to a set of that size (tau, and each arm's sample - all difference),
+    and the sample's halves against each other (what ``situate questions validate`` can see of
+    it without the other human questions)."""
+    from situate.evaluation.agreement import set_agreement, split_half
 
+    sampled = {a: results[a].scores(metric).loc[ids].to_numpy() for a in grid}
     agreement = set_agreement(
-        {a: results[a].scores(metric).to_numpy() for a in grid},
-        {a: results[a].scores(metric).loc[ids].to_numpy() for a in grid},
-        resamples=resamples,
+        {a: results[a].scores(metric).to_numpy() for a in grid}, sampled, resamples=resamples
     )
     differences = [a.difference for a in agreement.arms]
+    halves = split_half(sampled)
     return {
         "tau": round(agreement.tau, 3),
         "tau_ci": [round(agreement.tau_low, 3), round(agreement.tau_high, 3)],
         "bias_range": [round(min(differences), 4), round(max(differences), 4)],
+        "split_half_tau": round(halves.tau, 3),
+        "split_half_range": [round(halves.low, 3), round(halves.high, 3)],
     }
 
 
@@ -282,6 +305,13 @@ def main() -> None:
         "--sample-seed", type=int, default=0, help="the seed of the --human-sample draw"
     )
     parser.add_argument(
+        "--gold",
+        choices=("quote", "answer"),
+        default="quote",
+        help="a generated question's gold: its quote, or its answer phrase in the quote (as the "
+        "human questions' gold is their answer)",
+    )
+    parser.add_argument(
         "--skip-papers", type=int, default=0,
         help="leave out the first N papers (a held-out slice: --skip-papers 30 --papers 30)",
     )  # fmt: skip
@@ -309,6 +339,7 @@ def main() -> None:
         "papers": ns.papers, "target": ns.target, "arms": list(grid), "arms_grid": ns.arms,
         "common": ns.common, "human_sample": sampled, "sample_seed": ns.sample_seed,
         "skip_papers": ns.skip_papers,
+        "gold": ns.gold,
         "human_questions": len(human[first].scores(METRICS[0])),
         "human_seconds": round(time.perf_counter() - started, 1),
         "human_informativeness": set_informativeness(human, grid),
@@ -333,7 +364,7 @@ def main() -> None:
         )
         generation_s = time.perf_counter() - t0
         squad = work / name / "synthetic_squad.json"
-        strategy = as_squad(source, questions, ns.papers, squad)
+        strategy = as_squad(source, questions, ns.papers, squad, ns.gold)
         per_strategy: dict[str, dict] = {}
         for q in questions:
             row = per_strategy.setdefault(
@@ -424,7 +455,8 @@ def table(report: dict) -> str:
         lines.append(
             f"| human sample ({report['human_sample']}, of the human set) | {metric} | "
             f"{r['tau']:+.2f} [{r['tau_ci'][0]:+.2f}, {r['tau_ci'][1]:+.2f}] | | "
-            f"{r['bias_range'][0]:+.3f} .. {r['bias_range'][1]:+.3f} | |"
+            f"{r['bias_range'][0]:+.3f} .. {r['bias_range'][1]:+.3f} | "
+            f"its halves: tau {r['split_half_tau']:+.2f} |"
         )
     for name, g in report["generators"].items():
         if "skipped" in g:

@@ -18,6 +18,7 @@ from situate.evaluation.agreement import (
     Criteria,
     decisions,
     set_agreement,
+    split_half,
     tau_b,
     tau_interval,
     verdict,
@@ -123,6 +124,21 @@ def scores(name: str, table: dict[str, list[float]]) -> SetScores:
     return s
 
 
+def test_the_split_half_agreement_by_hand():
+    # three arms a constant step apart: every split orders them alike on both halves
+    steady = {"a": [0.0] * 6, "b": [0.5] * 6, "c": [1.0] * 6}
+    h = split_half(steady, splits=200)
+    assert (h.tau, h.low, h.high, h.half, h.splits) == (1.0, 1.0, 1.0, 3, 200)
+    # two arms, a - b = [+1, +1, -1, -1]: of the 6 ways to pick a first half of 2, {0, 1} and
+    # {2, 3} put the two +1s on one side (halves +1 / -1: tau -1), the other 4 leave both
+    # halves tied (tau 0): about a third of the splits at -1, the median 0
+    swing = {"a": [1.0, 1.0, 0.0, 0.0], "b": [0.0, 0.0, 1.0, 1.0]}
+    h = split_half(swing, splits=3_000, seed=1)
+    assert (h.tau, h.low, h.high) == (0.0, -1.0, 0.0)
+    with pytest.raises(SituateError, match="3 questions are too few to split in halves"):
+        split_half({"a": [1, 0, 1], "b": [0, 0, 1]})
+
+
 def test_validate_decides_at_the_metric_and_says_why():
     from situate.validation import Arm
 
@@ -135,6 +151,9 @@ def test_validate_decides_at_the_metric_and_says_why():
         v.line.startswith(f"verdict: {DO_NOT_RANK} (at Pass@5: Kendall's tau +0.33 [")
         and "over 3 arms): Kendall's tau +0.33 is below +0.80" in v.line
     )
+    # the human set's halves of 2: none [0, 0, 1, 0] < heading_path [1, 1, 1, 0] <= llm [1] * 4
+    assert v.self_agreement.half == 2 and -1 <= v.self_agreement.tau <= 1
+    assert v.self_line.startswith("the human set against itself: two halves of 2 questions order")
     with pytest.raises(SituateError, match="--metric mrr is not measured; choose one of pass_at_5"):
         validate(scores("human", HUMAN), scores("generated", GENERATED), arms, "mrr")
 
@@ -177,6 +196,24 @@ def generated_file(path: Path, q: str = "How many requests per minute?") -> Path
 
     write_questions(path, [GeneratedQuestion(**question)])
     return path
+
+
+def test_the_generated_set_is_found_beside_the_documents_else_where_generate_wrote_it(
+    tmp_path: Path,
+):
+    from situate.commands.questions_validate import default_generated
+    from situate.config import compose
+
+    docs, out = tmp_path / "kb", tmp_path / "out"
+    docs.mkdir()
+    cfg = compose(["dataset=folder", f"dataset.path={docs}", f"output_dir={out}"])
+    beside, written = docs / "questions.jsonl", out / "questions" / "folder" / "questions.jsonl"
+    assert default_generated(cfg) == beside  # neither: the error names the folder's
+    written.parent.mkdir(parents=True)
+    written.write_text("", encoding="utf-8")  # `situate questions generate` without --out
+    assert default_generated(cfg) == written
+    beside.write_text("", encoding="utf-8")
+    assert default_generated(cfg) == beside
 
 
 def test_generated_questions_are_refused_as_the_human_side(tmp_path: Path):
@@ -311,6 +348,10 @@ def test_validate_runs_the_arms_on_both_sets_and_writes_its_verdict(tmp_path: Pa
     assert "## How informative is the human set" in md and "## Decisions at" in md
     assert len(list((out / "cache" / "index" / "sparse").iterdir())) == 4  # chunkings x contexts
     assert "note: 12 human questions with gold; 20-40 narrow the intervals" in printed
+    halves = found["human_split_half"]
+    assert halves["half"] == 6 and halves["low"] <= halves["tau"] <= halves["high"]
+    assert "the human set against itself: two halves of 6 questions order the arms" in printed
+    assert "The human set against itself: two halves of 6 questions" in md
 
     # a user error is one line, exit 2, through the CLI
     from situate.cli import main

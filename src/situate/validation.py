@@ -34,9 +34,11 @@ from situate.evaluation.agreement import (
     Criteria,
     Decision,
     SetAgreement,
+    SplitHalf,
     Verdict,
     decisions,
     set_agreement,
+    split_half,
     verdict,
 )
 from situate.evaluation.informativeness import (
@@ -274,6 +276,7 @@ class Validation:
     verdict: Verdict
     criteria: Criteria
     metric_chosen_by: str  # "--metric" or "the human set's best separating metric"
+    self_agreement: SplitHalf  # the human set against itself, at ``metric``
 
     @property
     def disagreeing(self) -> list[Decision]:
@@ -291,6 +294,25 @@ class Validation:
         if self.verdict.rank:
             return head + ")"
         return f"{head}): " + "; ".join(self.verdict.reasons)
+
+    @property
+    def self_line(self) -> str:
+        """What the human set's own halves say: the most its order can confirm."""
+        h = self.self_agreement
+        line = (
+            f"the human set against itself: two halves of {h.half} questions order the arms with "
+            f"Kendall's tau {h.tau:+.2f} at {metric_name(self.metric)} (median of {h.splits:,} "
+            f"random splits; {100 * self.criteria.confidence:g}% of them {h.low:+.2f} .. "
+            f"{h.high:+.2f})"
+        )
+        if h.tau < self.criteria.min_tau:
+            line += (
+                f", below {self.criteria.min_tau:+.2f}: the human questions' own order is "
+                "uncertain (all of them agree better than their halves, not exactly), so a "
+                "generated set's tau against them is held down too; more human questions firm "
+                "it up"
+            )
+        return line
 
 
 def validate(
@@ -323,9 +345,11 @@ def validate(
     )
     problem = inform[GENERATED].metrics[metric].problem
     found = verdict(agreement[metric], pairs, criteria, problem, metric_name(metric), GENERATED)
+    itself = split_half(human.scores[metric], confidence=criteria.confidence, seed=seed)
     return Validation(
-        metric, list(arms), human, generated, agreement, pairs, inform, found, criteria, chosen_by
-    )
+        metric, list(arms), human, generated, agreement, pairs, inform, found, criteria,
+        chosen_by, itself,
+    )  # fmt: skip
 
 
 # -- what it writes -------------------------------------------------------------------------------
@@ -344,6 +368,13 @@ def to_json(v: Validation, study: str) -> dict:
         "tau_low": a.tau_low,
         "tau_high": a.tau_high,
         "p_value": a.p_value,
+        "human_split_half": {
+            "tau": v.self_agreement.tau,
+            "low": v.self_agreement.low,
+            "high": v.self_agreement.high,
+            "half": v.self_agreement.half,
+            "splits": v.self_agreement.splits,
+        },
         "criteria": {
             "min_tau": v.criteria.min_tau,
             "min_tau_low": v.criteria.min_tau_low,
@@ -410,6 +441,7 @@ def markdown(v: Validation, study: str) -> str:
     out += [f"- {r[0].upper()}{r[1:]}." for r in v.verdict.reasons] + (
         [""] if v.verdict.reasons else []
     )
+    out += [f"{v.self_line[0].upper()}{v.self_line[1:]}.", ""]
     out += [
         f"{len(v.human.qids)} human questions ({v.human.file}) and {len(v.generated.qids)} "
         f"generated ones ({v.generated.file}), each run through the same {len(v.arms)} arms. "

@@ -38,7 +38,8 @@ def main(verb: str, args: list[str]) -> int:
     )
     parser.add_argument(
         "--generated", default=None,
-        help="the generated questions.jsonl (default <dataset.path>/questions.jsonl)",
+        help="the generated questions.jsonl (default <dataset.path>/questions.jsonl, else "
+        "where `situate questions generate` writes it: outputs/questions/<dataset>/)",
     )  # fmt: skip
     parser.add_argument(
         "--metric", default=None,
@@ -74,9 +75,10 @@ def main(verb: str, args: list[str]) -> int:
     from situate.validation import check_human, expand_arms, folder_of, run_sets, validate, write
 
     common, arms = expand_arms(ns.overrides)
-    folder = folder_of(compose([*common, *arms[0].overrides]))
+    first = compose([*common, *arms[0].overrides])
+    folder = folder_of(first)
     human = Path(ns.human).expanduser() if ns.human else folder / "qa.json"
-    generated = Path(ns.generated).expanduser() if ns.generated else folder / "questions.jsonl"
+    generated = Path(ns.generated).expanduser() if ns.generated else default_generated(first)
     if not generated.is_file():
         raise SituateError(
             f"{generated}: no generated set here; write one with `situate questions generate` "
@@ -93,6 +95,19 @@ def main(verb: str, args: list[str]) -> int:
     md, js = write(result, study, out)
     _print(result, md, js)
     return 0
+
+
+def default_generated(cfg) -> Path:
+    """The generated set beside the documents (``<dataset.path>/questions.jsonl``), else where
+    ``situate questions generate`` writes it with the same overrides and no ``--out``
+    (``${output_dir}/questions/<dataset name>/questions.jsonl``): the first that exists, else
+    the first."""
+    from situate.commands.questions_generate import output_path
+    from situate.validation import folder_of
+
+    beside = folder_of(cfg) / "questions.jsonl"
+    written = output_path(cfg, str(cfg.dataset.name), None)
+    return next((p for p in (beside, written) if p.is_file()), beside)
 
 
 def _print(v, md: Path, js: Path) -> None:
@@ -140,6 +155,6 @@ def _print(v, md: Path, js: Path) -> None:
         lines.append(
             f"note: {len(v.human.qids)} human questions with gold; 20-40 narrow the intervals"
         )
-    lines += [v.line, f"markdown: {md.resolve()}", f"json: {js.resolve()}"]
+    lines += [v.self_line, v.line, f"markdown: {md.resolve()}", f"json: {js.resolve()}"]
     for line in lines:
         out.print(line, highlight=False, markup=False)

@@ -149,6 +149,49 @@ def tau_interval(
     )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class SplitHalf:
+    """How well a set agrees with itself: Kendall's tau-b between the arms' means on two halves
+    of its questions, over random splits (the median, and the central ``confidence`` share)."""
+
+    tau: float  # the median over the splits
+    low: float
+    high: float
+    half: int  # questions in the smaller half
+    splits: int
+
+
+def split_half(
+    scores: Mapping[str, Sequence[float]],
+    splits: int = 2_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> SplitHalf:
+    """Kendall's tau-b between the arms' means on two random halves of one set's questions
+    (each split a seeded permutation: the first ``n // 2`` questions against the rest), its
+    median and percentile range over ``splits`` splits. A sample whose halves order the arms
+    alike orders them reliably; one whose halves disagree cannot confirm another set's order
+    beyond that (of half its size: the whole sample agrees somewhat better)."""
+    arms = list(scores)
+    if len(arms) < 2:
+        raise SituateError("agreement: a split-half agreement needs two or more arms")
+    m = _matrix(scores, arms, "human")
+    n = m.shape[1]
+    if n < 4:
+        raise SituateError(f"agreement: {n} questions are too few to split in halves (need 4)")
+    rng = np.random.default_rng(seed)
+    order = np.argsort(rng.random((splits, n)), axis=1)  # one permutation a row
+    half = n // 2
+    first = np.zeros((splits, n))
+    np.put_along_axis(first, order[:, :half], 1.0, axis=1)
+    a = first @ m.T / half  # splits x arms
+    b = (1.0 - first) @ m.T / (n - half)
+    taus = tau_b(a, b)
+    tail = (1 - confidence) / 2
+    low, median, high = np.quantile(taus, [tail, 0.5, 1 - tail])
+    return SplitHalf(float(median), float(low), float(high), half, splits)
+
+
 def _matrix(scores: Mapping[str, Sequence[float]], arms: list[str], name: str) -> np.ndarray:
     rows = [np.asarray(scores[a], dtype=float) for a in arms]
     if len({len(r) for r in rows}) != 1 or not len(rows[0]):
