@@ -361,7 +361,8 @@ def test_a_subject_is_asked_for_where_the_sentence_has_no_number_or_name(
 )
 def test_a_subject_that_names_nothing_or_a_garbled_predicate_gives_no_question(sentence):
     proposal = ask_subjects(sentence)
-    assert proposal.failure is not None and "no sentence" in proposal.failure, proposal.question
+    assert proposal.failure is not None, proposal.question
+    assert "with a number or a name (or a subject) that a rule words" in proposal.failure
 
 
 def test_a_number_or_name_comes_before_the_subject_and_subjects_change_the_identity():

@@ -352,7 +352,8 @@ class ExtractiveGenerator:
         if len(written) <= request.index:
             return failure(
                 f"no sentence of {self.min_words}-{self.max_words} words with a number or a name "
-                f"that a rule words as a question ({len(scored)} candidates, {len(written)} "
+                f"{'(or a subject) ' if subjects else ''}that a rule words as a question "
+                f"({len(scored)} candidates, {len(written)} "
                 f"worded, for index {request.index})"
             )
         sentence, answer_text, question = written[request.index]
