@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import re
 import shlex
 import subprocess
 import tempfile
@@ -155,16 +156,17 @@ def generate(
     return out
 
 
-def gold_text(question, context: str) -> tuple[str, int]:
-    """The SQuAD answer of a kept question with ``--gold answer``: its answer phrase where the
-    quote holds it (the first occurrence, case aside), else the whole quote."""
+def gold_text(question, context: str, gold: str = "answer") -> tuple[str, int]:
+    """The SQuAD answer (text, start) of a kept question: its quote (``gold="quote"``), or its
+    answer phrase where the quote holds it (``"answer"``: the first occurrence, case aside),
+    else the quote."""
     span = question.gold[0]
     quote = context[span.start : span.end]
     answer = question.answer.strip()
-    at = quote.casefold().find(answer.casefold()) if answer else -1
-    if at < 0:
+    found = re.search(re.escape(answer), quote, re.IGNORECASE) if gold == "answer" else None
+    if not answer or found is None:
         return quote, span.start
-    return quote[at : at + len(answer)], span.start + at
+    return found.group(), span.start + found.start()
 
 
 def as_squad(
@@ -183,9 +185,7 @@ def as_squad(
             continue
         span = q.gold[0]
         context = next(p["context"] for p in paragraphs if str(p["document_id"]) == span.doc_id)
-        text, start = gold_text(q, context) if gold == "answer" else (
-            context[span.start : span.end], span.start
-        )  # fmt: skip
+        text, start = gold_text(q, context, gold)
         answer = {"text": text, "answer_start": start}
         by_doc[span.doc_id].append({"id": q.id, "question": q.q, "answers": [answer]})
         strategy[q.id] = q.strategy

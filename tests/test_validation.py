@@ -135,8 +135,10 @@ def test_the_split_half_agreement_by_hand():
     swing = {"a": [1.0, 1.0, 0.0, 0.0], "b": [0.0, 0.0, 1.0, 1.0]}
     h = split_half(swing, splits=3_000, seed=1)
     assert (h.tau, h.low, h.high) == (0.0, -1.0, 0.0)
-    with pytest.raises(SituateError, match="3 questions are too few to split in halves"):
-        split_half({"a": [1, 0, 1], "b": [0, 0, 1]})
+    # two questions: halves of one, a - b = [+1, 0]: one half +1, the other tied, tau 0
+    assert split_half({"a": [1.0, 0.0], "b": [0.0, 0.0]}, splits=50).tau == 0.0
+    with pytest.raises(SituateError, match="1 question is too few to split in halves"):
+        split_half({"a": [1], "b": [0]})
 
 
 def test_validate_decides_at_the_metric_and_says_why():

@@ -24,7 +24,7 @@ import itertools
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -368,13 +368,7 @@ def to_json(v: Validation, study: str) -> dict:
         "tau_low": a.tau_low,
         "tau_high": a.tau_high,
         "p_value": a.p_value,
-        "human_split_half": {
-            "tau": v.self_agreement.tau,
-            "low": v.self_agreement.low,
-            "high": v.self_agreement.high,
-            "half": v.self_agreement.half,
-            "splits": v.self_agreement.splits,
-        },
+        "human_split_half": asdict(v.self_agreement),
         "criteria": {
             "min_tau": v.criteria.min_tau,
             "min_tau_low": v.criteria.min_tau_low,

@@ -35,6 +35,9 @@ def test_the_gold_is_the_quote_or_the_answer_phrase_inside_it(tmp_path: Path):
     # an answer the quote does not hold (an LLM's paraphrase): the whole quote
     paraphrased = question("g-2", "about five days")
     assert bench.gold_text(paraphrased, CONTEXT) == (QUOTE, START)
+    assert bench.gold_text(found, CONTEXT, "quote") == (QUOTE, START)
+    # case aside, the quote's own text: "THE MEDIAN" finds "The median"
+    assert bench.gold_text(question("g-3", "THE MEDIAN"), CONTEXT) == ("The median", START)
     source = tmp_path / "covid.json"
     source.write_text(json.dumps({"data": [{"paragraphs": [
         {"document_id": 7, "context": CONTEXT, "qas": []},

@@ -177,8 +177,8 @@ def split_half(
         raise SituateError("agreement: a split-half agreement needs two or more arms")
     m = _matrix(scores, arms, "human")
     n = m.shape[1]
-    if n < 4:
-        raise SituateError(f"agreement: {n} questions are too few to split in halves (need 4)")
+    if n < 2:
+        raise SituateError(f"agreement: {n} question is too few to split in halves (need 2)")
     rng = np.random.default_rng(seed)
     order = np.argsort(rng.random((splits, n)), axis=1)  # one permutation a row
     half = n // 2

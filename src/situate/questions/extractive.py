@@ -321,18 +321,12 @@ class ExtractiveGenerator:
             blanked = _ASIDE.sub(lambda m: " " * len(m.group()), sentence.text)
             blanked = _CONNECTIVE.sub(lambda m: " " * len(m.group()), blanked, count=1)
             blanked = _LEAD_IN.sub(lambda m: " " * len(m.group()), blanked, count=1)
-            answers = [widen(blanked, *found)] if found is not None else []
-            if subjects and (span := subject_answer(blanked)) is not None:
-                answers.append(Answer(*span, "subject"))  # when the phrase is not worded
-            for answer in answers:
-                wordings = wh_questions(
-                    blanked, answer, doc.text, text, language,
-                    subject_words=self.subject_words, qualifier_words=self.qualifier_words,
-                    max_copied=self.max_copied,
-                )  # fmt: skip
-                if wordings:
-                    break
-            else:
+            answer = widen(blanked, *found) if found is not None else None
+            wordings = self._worded(blanked, answer, doc.text, text, language) if answer else []
+            if not wordings and subjects and (span := subject_answer(blanked)) is not None:
+                answer = Answer(*span, "subject")  # the phrase is not worded: the subject
+                wordings = self._worded(blanked, answer, doc.text, text, language)
+            if not wordings or answer is None:
                 continue
             answer_text = sentence.text[answer.start : answer.end]
             if self.wording == "passage":
@@ -363,6 +357,14 @@ class ExtractiveGenerator:
                 return failure("the passage names its document itself (no title elsewhere)")
             question = self._in_document(question, title, language)
         return Proposal(request, question, answer_text, sentence.text, provenance)
+
+    def _worded(
+        self, sentence: str, answer: Answer, document: str, passage: str, language: str
+    ) -> list[str]:
+        return wh_questions(
+            sentence, answer, document, passage, language, subject_words=self.subject_words,
+            qualifier_words=self.qualifier_words, max_copied=self.max_copied,
+        )  # fmt: skip
 
     def _sentences(self, text: str) -> list[_Sentence]:
         out = []
