@@ -76,6 +76,27 @@ def test_overlap_and_ranks_by_hand():
     assert [(x.overlap, x.lexical_rank, x.dense_rank) for x in both] == [(1.0, 1, 1), (1.0, 1, 1)]
 
 
+def test_the_windows_are_embedded_and_indexed_once_per_meter_with_a_bar_for_the_windows():
+    calls = []
+
+    def counted(texts, kind="query", progress=None):
+        calls.append((kind, len(texts), progress is not None))
+        if progress is not None:
+            progress(len(texts), len(texts))
+        return fake_embed(texts, kind)
+
+    m = meter(embed=counted)
+    sample = m.measure([("Which zebra eats grass?", whole(DOCS[1]))])  # the human sample
+    candidates = m.measure(
+        [("penguin in the cold ocean", whole(DOCS[2])), ("Which zebra eats grass?", whole(DOCS[1]))]
+    )
+    # the three windows once, told to the bar; each measure's questions without one
+    assert calls == [("query", 1, False), ("document", 3, True), ("query", 2, False)]
+    assert m.lexical_engine() is m.lexical_engine()  # one BM25 index for both measures
+    assert candidates[1] == sample[0]  # the same question ranks the same either way
+    assert (candidates[0].lexical_rank, candidates[0].dense_rank) == (1, 1)
+
+
 def test_a_gold_no_baseline_reaches_has_no_lexical_rank_and_counts_beyond_the_depth():
     (d,) = meter(baselines=["bm25"], embed=None).measure([("zebra", whole(DOCS[2]))])
     assert d.lexical_rank is None and d.dense_rank is None and d.overlap == 0.0

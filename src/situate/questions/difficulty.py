@@ -41,6 +41,7 @@ Over-generation (``oversample`` candidates per kept question) gives the cells so
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -64,6 +65,7 @@ NAME = "difficulty"  # the rejected_by of a candidate the target leaves out
 MEASURES = ("overlap", "overlap_idf", "lexical_rank", "dense_rank")
 BASELINES = ("bm25", "dense")
 QUARTILES = (0.25, 0.5, 0.75)
+SCORED_AT_ONCE = 256  # questions scored against every window at a time (bounds the memory)
 
 _STOP = """
     the a an and or but of in on at to for from by with without as is are was were be been being
@@ -189,6 +191,14 @@ class DifficultyMeter:
         self._idf = {w: math.log((n + 1) / (c + 1)) + 1 for w, c in df.items()}
         self._idf_unseen = math.log(n + 1) + 1
         self._passages: dict[str, list[tuple[int, int]]] = {}
+        self._where = self._index_windows(self.chunks)
+        self._lexical_where = (
+            self._where
+            if self.lexical_chunks is self.chunks
+            else self._index_windows(self.lexical_chunks)
+        )
+        self._window_vectors: np.ndarray | None = None
+        self._lexical_engine: Bm25sEngine | None = None
 
     def idf(self, word: str) -> float:
         return self._idf.get(word, self._idf_unseen)
@@ -231,7 +241,7 @@ class DifficultyMeter:
         if not items:
             return []
         queries = [q for q, _ in items]
-        relevant = [self._relevant(gold, self.chunks) for _, gold in items]
+        relevant = [self._relevant(gold, self._where) for _, gold in items]
         lexical: list[int | None] = [None] * len(items)
         dense: list[int | None] = [None] * len(items)
         depth = min(self.depth, len(self.lexical_chunks)) if "bm25" in self.baselines else 0
@@ -239,34 +249,75 @@ class DifficultyMeter:
             windows_relevant = (
                 relevant
                 if self.lexical_chunks is self.chunks
-                else [self._relevant(gold, self.lexical_chunks) for _, gold in items]
+                else [self._relevant(gold, self._lexical_where) for _, gold in items]
             )
-            engine = Bm25sEngine()
-            engine.build([c.text for c in self.lexical_chunks])
-            ids = engine.search(queries, depth).ids
+            ids = self.lexical_engine().search(queries, depth).ids
             for i, row in enumerate(ids):
-                hits = [r for r, c in enumerate(row) if c >= 0 and windows_relevant[i][c]]
-                lexical[i] = hits[0] + 1 if hits else None
+                hits = np.flatnonzero(np.isin(row, windows_relevant[i]))
+                lexical[i] = int(hits[0]) + 1 if len(hits) else None
         if "dense" in self.baselines and self.chunks:
-            assert self.embed is not None
-            q_vectors = normalize(self.embed(queries, "query"))
-            w_vectors = normalize(self.embed([c.text for c in self.chunks], "document"))
-            scores = q_vectors @ w_vectors.T
-            for i in range(len(items)):
-                if relevant[i].any():
-                    best = scores[i][relevant[i]].max()
-                    dense[i] = int((scores[i] > best).sum()) + 1
+            q_vectors = normalize(self.embed_texts(queries, "query"))
+            w_vectors = normalize(self.window_vectors())
+            for lo in range(0, len(items), SCORED_AT_ONCE):
+                scores = q_vectors[lo : lo + SCORED_AT_ONCE] @ w_vectors.T
+                for j, row in enumerate(scores):
+                    if len(relevant[lo + j]):
+                        best = row[relevant[lo + j]].max()
+                        dense[lo + j] = int((row > best).sum()) + 1
         out = []
         for i, (question, gold) in enumerate(items):
             overlap, weighted = self.overlaps(question, self.gold_passage(gold))
             out.append(Difficulty(overlap, weighted, lexical[i], dense[i], depth))
         return out
 
+    def lexical_engine(self) -> Bm25sEngine:
+        """The BM25 index of the lexical windows, built once per meter (the human sample and
+        the candidates are ranked by the same one)."""
+        if self._lexical_engine is None:
+            self._lexical_engine = Bm25sEngine()
+            self._lexical_engine.build([c.text for c in self.lexical_chunks])
+        return self._lexical_engine
+
+    def embed_texts(self, texts: Sequence[str], kind: str, progress=None) -> np.ndarray:
+        """``texts`` through the embedder; ``progress(n, total)`` where ``embed`` takes one."""
+        assert self.embed is not None
+        if progress is not None and "progress" in inspect.signature(self.embed).parameters:
+            return self.embed(list(texts), kind, progress=progress)
+        return self.embed(list(texts), kind)
+
+    def window_vectors(self) -> np.ndarray:
+        """The windows' vectors, embedded once per meter (a bar while they are)."""
+        if self._window_vectors is None:
+            from situate.progress import progress_bar
+
+            texts = [c.text for c in self.chunks]
+            with progress_bar(f"difficulty: embedding {len(texts)} windows") as advance:
+                self._window_vectors = np.asarray(
+                    self.embed_texts(texts, "document", advance), dtype=np.float32
+                )
+        return self._window_vectors
+
     @staticmethod
-    def _relevant(gold: Sequence[Span], chunks) -> np.ndarray:
-        return np.array(
-            [any(s.overlaps(c.doc_id, c.start, c.end) for s in gold) for c in chunks], dtype=bool
-        )
+    def _index_windows(chunks) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Each document's windows: their starts, ends and indices in ``chunks``."""
+        rows: dict[str, list[tuple[int, int, int]]] = {}
+        for i, c in enumerate(chunks):
+            rows.setdefault(c.doc_id, []).append((c.start, c.end, i))
+        return {
+            doc: tuple(np.asarray(col, dtype=np.int64) for col in zip(*r, strict=True))
+            for doc, r in rows.items()
+        }
+
+    @staticmethod
+    def _relevant(gold: Sequence[Span], where) -> np.ndarray:
+        """The sorted indices of the windows overlapping ``gold`` (``where``: what
+        :meth:`_index_windows` returns)."""
+        found = []
+        for span in gold:
+            if span.doc_id in where:
+                starts, ends, index = where[span.doc_id]
+                found.append(index[(starts < span.end) & (span.start < ends)])
+        return np.unique(np.concatenate(found)) if found else np.empty(0, dtype=np.int64)
 
 
 def with_difficulty(

@@ -468,12 +468,13 @@ def _needed(name: str, what: str, stage):
 
 
 def embedding_function(embedder: Embedder, store: str | None):
-    """``embed(texts, kind="query")``: the embedder's vectors, through the embedding store
-    (shared with runs: the same key, so a run over the set reuses its query vectors) if given."""
-    if store is None:
-        return lambda texts, kind="query": embedder.encode(list(texts), kind)
+    """``embed(texts, kind="query", progress=None)``: the embedder's vectors, through the
+    embedding store (shared with runs: the same key, so a run over the set reuses its query
+    vectors) if given; ``progress(n, total)`` is told of each batch the store's embedder does."""
+    if store is None:  # no store, no batches to count: the bar waits for the whole
+        return lambda texts, kind="query", progress=None: embedder.encode(list(texts), kind)
     cached = CachedEmbeddings(embedder, BlobStore(store, "embeddings"))
-    return lambda texts, kind="query": cached(list(texts), kind)
+    return lambda texts, kind="query", progress=None: cached(list(texts), kind, progress)
 
 
 def apply_filters(
