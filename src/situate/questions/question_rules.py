@@ -11,6 +11,7 @@ where one applies, the vaguer wordings of step 6 follow the first.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 
@@ -435,15 +436,20 @@ def widen(sentence: str, start: int, end: int, kind: str) -> Answer:
     return Answer(toks[first].start, toks[last].end, kind)
 
 
+@functools.lru_cache(maxsize=65536)
+def _named_midsentence(word: str, document: str) -> bool:
+    """Whether ``document`` writes ``word`` capitalised after a lower-case word or a comma
+    somewhere: a name (one scan of the document per word, however many questions ask)."""
+    return re.search(rf"[a-z,;]\s+{re.escape(word)}\b", document) is not None
+
+
 def _lower_first(words: list[str], document: str) -> list[str]:
     """The first word lower-cased unless the document only writes it capitalised (a name)."""
     if not words:
         return words
     w = words[0]
-    # a name: written capitalised after a lower-case word or a comma somewhere in the document
-    name = re.search(rf"[a-z,;]\s+{re.escape(w)}\b", document)
     et_al = len(words) > 1 and words[1].casefold() == "et"
-    if w[:1].isupper() and w[1:].islower() and not name and not et_al:
+    if w[:1].isupper() and w[1:].islower() and not et_al and not _named_midsentence(w, document):
         return [w.lower(), *words[1:]]
     if w.casefold() in _DETERMINERS or w.casefold() in _PREPOSITIONS:
         return [w.lower(), *words[1:]]

@@ -23,9 +23,12 @@ until death for MERS-CoV?" asked of "... while the median time until death is 11
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
+
+import numpy as np
 
 _MIXED = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[A-Z])[A-Za-z][\w-]*\w\b")  # ACE2, HIV-1
 _CAPITALISED = re.compile(r"\b[A-ZÁÉÍÓÚÑ][\wáéíóúñ-]+(?:[ ]+[A-ZÁÉÍÓÚÑ][\wáéíóúñ-]+)*")
@@ -53,11 +56,11 @@ class Topic:
 def neighbourhood(text: str, start: int, end: int, window: int) -> tuple[int, int]:
     """Characters of ``window`` (>= 1) whitespace tokens either side of ``text[start:end]``,
     clipped at the headings (lines opening with ``#``) before and after it."""
-    reach = 40 * window  # characters enough for ``window`` tokens
-    before = [m.start() for m in re.finditer(r"\S+", text[max(0, start - reach) : start])]
-    lo = max(0, start - reach) + before[-window] if len(before) >= window else 0
-    after = [m.end() for m in re.finditer(r"\S+", text[end : end + reach])]
-    hi = end + after[window - 1] if len(after) >= window else len(text)
+    starts, ends = _tokens(text)
+    before = int(np.searchsorted(starts, start, "left"))  # tokens that start before the sentence
+    lo = int(starts[before - window]) if before >= window else 0
+    after = int(np.searchsorted(ends, end, "right"))  # the first token ending past it
+    hi = int(ends[after + window - 1]) if len(ends) - after >= window else len(text)
     heading = [m.end() for m in re.finditer(r"(?m)^#[^\n]*\n", text[lo:start])]
     if heading:
         lo += heading[-1]
@@ -65,6 +68,15 @@ def neighbourhood(text: str, start: int, end: int, window: int) -> tuple[int, in
     if below is not None:
         hi = end + below.start()
     return lo, hi
+
+
+@functools.lru_cache(maxsize=256)
+def _tokens(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """Where each whitespace token of ``text`` starts and ends, found once per document (every
+    question of a document asks for its neighbourhoods)."""
+    found = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+    starts, ends = zip(*found, strict=True) if found else ((), ())
+    return np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
 
 
 def _opens_sentence(text: str, start: int) -> bool:
@@ -110,6 +122,13 @@ def names(text: str, stop: Collection[str]) -> list[tuple[int, str]]:
     )
 
 
+@functools.lru_cache(maxsize=4096)
+def _names_between(text: str, lo: int, hi: int, stop: frozenset[str]) -> tuple:
+    """:func:`names` of ``text[lo:hi]``, once per neighbourhood (each wording of a sentence asks
+    for the same one)."""
+    return tuple(names(text[lo:hi], stop))
+
+
 def neighbourhood_topic(
     text: str,
     start: int,
@@ -125,7 +144,7 @@ def neighbourhood_topic(
     lo, hi = neighbourhood(text, start, end, window)
     counts: dict[str, int] = {}
     first: dict[str, tuple[int, str]] = {}
-    for position, name in names(text[lo:hi], stop):
+    for position, name in _names_between(text, lo, hi, frozenset(stop)):
         key = name.casefold()
         counts[key] = counts.get(key, 0) + 1
         first.setdefault(key, (position, name))
