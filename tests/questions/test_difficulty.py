@@ -291,7 +291,8 @@ def test_generate_selects_to_a_small_human_sample_and_reports_both(tmp_path: Pat
     assert places.count(places[0]) == 2 and len(set(places)) == 8
     measured = [q for q in questions if q.difficulty is not None]
     assert measured and all(
-        set(q.difficulty) == {"overlap", "overlap_idf", "lexical_rank", "dense_rank", "rank_depth"}
+        set(q.difficulty)
+        == {"overlap", "overlap_idf", "lexical_rank", "dense_rank", "rank_depth", "form_shift"}
         for q in measured
     )
     kept = [q for q in questions if q.status == "kept"]

@@ -158,6 +158,13 @@ def print_difficulty(result, path: Path, target: int | None = None, windows: str
         table.add_row(*row)
     out = console()
     out.print(table)
+    varied = sum(1 for q in result.questions if q.status == "kept" and q.unvaried_q)
+    if varied:
+        out.print(
+            f"word forms: {varied} kept questions asked with a noun's number changed "
+            "(questions.difficulty.word_forms; each one's first wording is its unvaried_q)",
+            highlight=False, markup=False,
+        )  # fmt: skip
     report = difficulty_path(path)
     report.write_text(markdown_report(columns, bins, windows), encoding="utf-8")
     figures = {name: describe(values) for name, values in columns.items()}

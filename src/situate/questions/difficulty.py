@@ -58,6 +58,7 @@ from situate.embedding.base import normalize
 from situate.errors import SituateError
 from situate.questions.filters import words
 from situate.questions.passages import windows
+from situate.questions.word_forms import form_shift, shifted_words
 from situate.records import Corpus, Document, Span
 from situate.sparse.bm25s_engine import Bm25sEngine
 
@@ -97,6 +98,9 @@ class Difficulty:
     lexical_rank: int | None  # None: not in the top ``rank_depth`` (or no bm25 baseline)
     dense_rank: int | None  # None: no dense baseline
     rank_depth: int  # how deep the lexical ranking was read
+    # the share of its content words in another form than the gold passage's, the stem the same
+    # (situate.questions.word_forms); None where not measured
+    form_shift: float | None = None
 
     def value(self, measure: str) -> float:
         """``measure`` as a number to sort and bin by: a rank beyond the depth is depth + 1, a
@@ -117,11 +121,12 @@ class Difficulty:
             "lexical_rank": self.lexical_rank,
             "dense_rank": self.dense_rank,
             "rank_depth": self.rank_depth,
+            "form_shift": None if self.form_shift is None else round(self.form_shift, 4),
         }
 
     @classmethod
     def from_json(cls, record: Mapping[str, Any]) -> Difficulty:
-        return cls(**{k: record.get(k) for k in (*MEASURES, "rank_depth")})
+        return cls(**{k: record.get(k) for k in (*MEASURES, "rank_depth", "form_shift")})
 
 
 # -- measuring ---------------------------------------------------------------------------------
@@ -203,9 +208,18 @@ class DifficultyMeter:
     def idf(self, word: str) -> float:
         return self._idf.get(word, self._idf_unseen)
 
-    def gold_passage(self, gold: Sequence[Span]) -> str:
-        """The passage window overlapping ``gold`` the most (ties: the first), else the gold text."""
+    @property
+    def vocabulary(self) -> Mapping[str, float]:
+        """The documents' words (as :func:`content_words` folds them), with their IDF."""
+        return self._idf
+
+    def gold_passage(self, gold: Sequence[Span], question: str | None = None) -> str:
+        """The passage window overlapping ``gold`` the most (ties: the first), else the gold text.
+        Where whole windows lie inside the gold (a page, a long quote), the one of them holding
+        the most of ``question``'s content words (ties: the first): the passage it was asked of,
+        not the page's first."""
         best, best_overlap = None, 0
+        inside: list[str] = []
         for span in gold:
             doc = self.documents.get(span.doc_id)
             if doc is None:
@@ -218,6 +232,12 @@ class DifficultyMeter:
                 shared = min(end, span.end) - max(start, span.start)
                 if shared > best_overlap:
                     best, best_overlap = doc.text[start:end], shared
+                if span.start <= start and end <= span.end:
+                    inside.append(doc.text[start:end])
+        if question is not None and len(inside) > 1:
+            asked = content_words(question)
+            held = [len(set(asked) & set(words(text))) for text in inside]
+            return inside[held.index(max(held))]
         if best is not None:
             return best
         return " ".join(
@@ -225,6 +245,10 @@ class DifficultyMeter:
             for s in gold
             if s.doc_id in self.documents
         )
+
+    def form_shifted(self, question: str, gold: Sequence[Span]) -> bool:
+        """Whether ``question`` holds a content word in another form than its gold passage's."""
+        return bool(shifted_words(content_words(question), self.gold_passage(gold, question)))
 
     def overlaps(self, question: str, passage: str) -> tuple[float, float]:
         """(share of the question's content words in ``passage``, the same IDF-weighted)."""
@@ -266,8 +290,10 @@ class DifficultyMeter:
                         dense[lo + j] = int((row > best).sum()) + 1
         out = []
         for i, (question, gold) in enumerate(items):
-            overlap, weighted = self.overlaps(question, self.gold_passage(gold))
-            out.append(Difficulty(overlap, weighted, lexical[i], dense[i], depth))
+            passage = self.gold_passage(gold, question)
+            overlap, weighted = self.overlaps(question, passage)
+            shift = form_shift(content_words(question), passage)
+            out.append(Difficulty(overlap, weighted, lexical[i], dense[i], depth, shift))
         return out
 
     def lexical_engine(self) -> Bm25sEngine:
@@ -549,6 +575,7 @@ class DifficultyTarget:
         match_on: Sequence[str] = ("overlap", "lexical_rank"),
         bins: int = 4,
         tolerance: float = 1.0,
+        word_forms: float | None = None,
     ) -> None:
         unknown = set(caps) - set(self.CAPS)
         if unknown:
@@ -566,6 +593,7 @@ class DifficultyTarget:
         self.match_on = list(match_on)
         self.bins = bins
         self.tolerance = checked_tolerance(tolerance)
+        self.word_forms = word_forms  # the share of questions varied (word_forms.vary), or None
         for m in self.match_on:
             if m not in MEASURES:
                 raise SituateError(
@@ -617,7 +645,7 @@ class DifficultyTarget:
 SETTINGS = (
     "measure", "baselines", "window_words", "overlap_words", "lexical_window_words", "depth",
     "store", "match", "match_required", "match_on", "bins", "tolerance", "oversample",
-    *DifficultyTarget.CAPS,
+    "word_forms", *DifficultyTarget.CAPS,
 )  # fmt: skip
 
 
@@ -673,8 +701,19 @@ def build(
     from situate.questions.filters import embedding_function
 
     wanted = target_set(settings)
+    forms = settings.get("word_forms")
     if not settings.get("measure", True):
+        if forms is not None:
+            raise SituateError(
+                "questions.difficulty.word_forms needs the measures (a question's gold passage); "
+                "set questions.difficulty.measure=true"
+            )
         return None, None
+    if forms == "match" and settings.get("match") is None:
+        raise SituateError(
+            "questions.difficulty.word_forms=match takes the share of your own questions: set "
+            "questions.difficulty.match=<your qa.json>, or give the share (0 to 1)"
+        )
     baselines = list(settings.get("baselines") or ())
     embed = None
     if "dense" in baselines:
@@ -694,20 +733,43 @@ def build(
         depth=settings.get("depth", 1000),
         lexical_window_words=settings.get("lexical_window_words"),
     )
-    if not wanted:
+    if not wanted and forms is None:
         return meter, None
     human = None
     if settings.get("match") is not None:
         sample = human_sample(str(settings["match"]), documents, **dict(human_options or {}))
         human = meter.measure(sample)
+    if forms == "match":
+        assert human is not None
+        forms = shifted_share(human)
     target = DifficultyTarget(
         {k: settings.get(k) for k in DifficultyTarget.CAPS},
         human,
         match_on=list(settings.get("match_on") or ()),
         bins=settings.get("bins", 4),
         tolerance=settings.get("tolerance", 1.0),
+        word_forms=checked_share(forms),
     )
     return meter, target
+
+
+def shifted_share(values: Sequence[Difficulty]) -> float | None:
+    """The share of questions holding a word in another form than their passage's (of those
+    measured), or None where none was."""
+    measured = [v.form_shift for v in values if v.form_shift is not None]
+    return sum(x > 0 for x in measured) / len(measured) if measured else None
+
+
+def checked_share(value: Any) -> float | None:
+    """``questions.difficulty.word_forms`` as a share (None: not set)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise SituateError(
+            f"questions.difficulty.word_forms={value!r} must be a share from 0 to 1, match "
+            "(your sample's share) or null"
+        )
+    return float(value)
 
 
 # -- reporting ---------------------------------------------------------------------------------
@@ -726,6 +788,7 @@ def describe(values: Sequence[Difficulty]) -> dict[str, Any]:
     )
     dense = [v for v in values if v.dense_rank is not None]
     out["dense_top1"] = sum(v.dense_rank == 1 for v in dense) / len(dense) if dense else None
+    out["form_shifted"] = shifted_share(values)
     return out
 
 
@@ -751,6 +814,12 @@ def comparison_rows(columns: Mapping[str, Sequence[Difficulty]]) -> list[list[st
         ["gold is the lexical top 1", *(share(d["lexical_top1"]) for d in described.values())]
     )
     rows.append(["gold is the dense top 1", *(share(d["dense_top1"]) for d in described.values())])
+    rows.append(
+        [
+            "a word in another form than the passage's",
+            *(share(d["form_shifted"]) for d in described.values()),
+        ]
+    )
     return rows
 
 

@@ -177,6 +177,7 @@ def generate(
     from situate.questions.difficulty import NAME as DIFFICULTY
     from situate.questions.difficulty import with_difficulty
     from situate.questions.filters import apply_filters
+    from situate.questions.word_forms import vary
 
     proposals = generator.propose(requests)
     if len(proposals) != len(requests):
@@ -185,6 +186,8 @@ def generate(
             f"{len(requests)} requests (a generator returns one per request)"
         )
     candidates = [resolve(p, quote_threshold) for p in proposals]
+    if meter is not None and target is not None and target.word_forms:
+        candidates = vary(candidates, target.word_forms, meter.form_shifted, meter.vocabulary)
     if meter is not None:
         candidates = with_difficulty(candidates, meter)
     kept = [q for q in candidates if q.status == "kept"]
