@@ -47,35 +47,11 @@ _NOT_AFTER = frozenset(["NN", "NNS", "NNP", "NNPS", "POS", "MD"])  # a longer no
 _DETERMINERS = frozenset(["the", "its", "their", "his", "her", "our", "your"])
 _RELATIVE = frozenset(["that", "which", "who", "whom", "whose"])  # its verb would agree
 # verbs whose next noun phrase may be their subject ("What is the role", "How did the study")
-_AUXILIARIES = frozenset(
-    [
-        "be",
-        "is",
-        "are",
-        "was",
-        "were",
-        "been",
-        "being",
-        "am",
-        "have",
-        "has",
-        "had",
-        "having",
-        "do",
-        "does",
-        "did",
-        "done",
-        "can",
-        "could",
-        "may",
-        "might",
-        "must",
-        "shall",
-        "should",
-        "will",
-        "would",
-    ]
-)
+_AUXILIARIES = frozenset((
+    "be", "is", "are", "was", "were", "been", "being", "am", "have", "has", "had", "having",
+    "do", "does", "did", "done", "can", "could", "may", "might", "must", "shall", "should",
+    "will", "would",
+))  # fmt: skip
 
 
 def _governs(before: Token, tag: str) -> bool:
@@ -196,12 +172,13 @@ def vary(
     (:meth:`situate.questions.difficulty.DifficultyMeter.form_shifted`). A varied question keeps
     its first wording in ``unvaried_q``."""
     english = [q for q in questions if q.status == "kept" and q.gold and q.language == "en"]
-    wanted = round(share * len(english)) - sum(1 for q in english if shifted(q.q, q.gold))
+    already = {q.id for q in english if shifted(q.q, q.gold)}
+    wanted = round(share * len(english)) - len(already)
     changes: dict[str, str] = {}
     for q in sorted(english, key=lambda q: _draw(q.id)):
         if len(changes) >= wanted:
             break
-        if shifted(q.q, q.gold):
+        if q.id in already:
             continue
         varied = vary_number(q.q, vocabulary, int(_draw(q.id) * 1000))
         if varied is not None and shifted(varied, q.gold):
