@@ -113,10 +113,15 @@ def run_arms(qa: Path, kb: Path, work: Path, cache: Path) -> dict[str, object]:
 def compare(name: str, human, scores: dict[str, dict[str, list[float]]]) -> dict:
     """A set's agreement with all human questions: tau per metric, gap and engine gap, and the
     metric evaluation/informativeness.py recommends for the set."""
-    from situate.evaluation.agreement import set_agreement
+    from situate.evaluation.agreement import set_agreement, split_half
     from situate.evaluation.informativeness import informativeness
 
     row: dict = {"set": name, "questions": len(scores["pass_at_5"][ARMS[0]])}
+    # how stably the set orders the arms at each metric: its own halves against each other
+    row["split_half_tau"] = {
+        m: round(split_half({a: np.asarray(scores[m][a]) for a in ARMS}, splits=500).tau, 3)
+        for m in METRICS
+    }
     row["recommended"] = informativeness(
         {m: {a: np.asarray(scores[m][a]) for a in ARMS} for m in METRICS}
     ).headline
@@ -173,6 +178,7 @@ def main() -> None:
                 sys.exit(f"{name} s{seed}: generation failed:\n{done.stderr[-2000:]}")
             results = run_arms(out, kb, args.work / f"{name}-s{seed}", cache)
             scores = {m: {a: results[a].scores(m).tolist() for a in ARMS} for m in METRICS}
+            (args.work / f"{name}-s{seed}.scores.json").write_text(json.dumps(scores))
             rows.append(compare(f"{name} s{seed}", human, scores))
             print(json.dumps(rows[-1]), flush=True)
     lines = ["| set | questions | recommended | " + " | ".join(f"tau {m}" for m in METRICS)

@@ -240,9 +240,13 @@ def strategy_gains(
 
 def set_informativeness(results, grid: dict[str, list[str]]) -> dict:
     """What ``evaluation/informativeness.py`` says of one set over the arms (every pair)."""
+    from situate.evaluation.agreement import split_half
     from situate.evaluation.informativeness import informativeness
 
-    info = informativeness({m: {a: results[a].scores(m).to_numpy() for a in grid} for m in METRICS})
+    scores = {m: {a: results[a].scores(m).to_numpy() for a in grid} for m in METRICS}
+    info = informativeness(scores)
+    # how stably the set orders the arms at each metric: its own halves against each other
+    halves = {m: split_half(scores[m], splits=500).tau for m in METRICS}
     return {
         "headline": info.headline,
         "verdict": info.verdict,
@@ -250,7 +254,8 @@ def set_informativeness(results, grid: dict[str, list[str]]) -> dict:
             m: {"problem": mi.problem, "separated_pairs": mi.separated, "pairs": len(mi.pairs),
                 "median_mde": round(mi.median_mde, 4),
                 "all_solved": round(mi.saturation.all_solved, 3),
-                "none_solved": round(mi.saturation.none_solved, 3)}
+                "none_solved": round(mi.saturation.none_solved, 3),
+                "split_half_tau": round(halves[m], 3)}
             for m, mi in info.metrics.items()
         },
     }  # fmt: skip

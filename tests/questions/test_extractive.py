@@ -433,6 +433,26 @@ def test_spanish_templates_by_detected_language():
         ask(document=doc, passage=passage, language="Klingon")
 
 
+def test_the_language_is_the_documents_and_a_passage_in_another_is_not_asked():
+    english = f"{TEXT} {TEXT}"  # 32 English function words: an English document
+    spanish_at = len(english) + 2
+    doc = Document("flu.md", f"{english}\n\n{SPANISH}", TITLE)
+    # a Spanish passage of an English document (8 Spanish function words, 0 English): a
+    # question in English would not quote it, one in Spanish would not be the record's language
+    proposal = ask(document=doc, passage=Passage("flu.md", spanish_at, len(doc.text)))
+    assert proposal.failure == "extractive: the passage is in Spanish, its document in English"
+    # its English passage is asked in English, as the record says
+    assert ask(document=doc).question == "In which week did the 2018 season start?"
+    # a document in a language without templates is not asked either (nothing is guessed)
+    french = (
+        "La saison a commencé en semaine 49 et le pic est dans la semaine 6 pour les "
+        "laboratoires du pays, qui sont dans le réseau des médecins."
+    )
+    doc = Document("grippe.md", french, "")
+    proposal = ask(document=doc, passage=Passage("grippe.md", 0, len(french)))
+    assert proposal.failure.startswith("extractive: the document is in French: the rule words")
+
+
 def test_bad_word_limits_are_one_line():
     with pytest.raises(SituateError, match="min_words=9, max_words=3"):
         ExtractiveGenerator(min_words=9, max_words=3)

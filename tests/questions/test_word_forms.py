@@ -12,7 +12,14 @@ import pytest
 from situate.datasets.generated import GeneratedQuestion, Passage, Provenance, read_questions
 from situate.errors import SituateError
 from situate.questions.difficulty import DifficultyMeter, build, content_words, shifted_share
-from situate.questions.word_forms import form_shift, other_number, shifted_words, vary, vary_number
+from situate.questions.word_forms import (
+    form_shift,
+    other_number,
+    other_tense,
+    shifted_words,
+    vary,
+    vary_form,
+)
 from situate.records import Document, Span
 
 VOCABULARY = {"cell", "cells", "protein", "proteins", "virus", "viruses", "replication",
@@ -60,7 +67,7 @@ def test_the_other_number_is_a_regular_form_the_documents_hold_with_the_same_ste
     ],
 )
 def test_one_noun_of_an_object_changes_number(question, choose, varied):
-    assert vary_number(question, VOCABULARY | {"lung"}, choose) == varied
+    assert vary_form(question, VOCABULARY | {"lung"}, choose) == varied
 
 
 @pytest.mark.parametrize(
@@ -76,7 +83,51 @@ def test_one_noun_of_an_object_changes_number(question, choose, varied):
     ],
 )
 def test_no_noun_changes_where_agreement_or_the_documents_forbid(question):
-    assert vary_number(question, VOCABULARY) is None
+    assert vary_form(question, VOCABULARY) is None
+
+
+def test_the_other_tense_is_a_regular_form_the_documents_hold_with_the_same_stem():
+    tenses = {"induces", "inhibited", "caused", "studies", "stops", "reports"}
+    assert other_tense("induced", "VBD", tenses) == "induces"  # -d: induce + s
+    assert other_tense("inhibits", "VBZ", tenses) == "inhibited"  # -s to -ed
+    assert other_tense("causes", "VBZ", tenses) == "caused"  # -es to -d
+    assert other_tense("studied", "VBN", tenses) == "studies"  # -ied to -ies
+    assert other_tense("stopped", "VBD", tenses) == "stops"  # a doubled consonant
+    assert other_tense("reported", "VBD", set()) is None  # reports: not in the documents
+    assert other_tense("came", "VBD", tenses) is None  # irregular
+
+
+TENSES = VOCABULARY | {"induces", "inhibited", "reports", "encodes", "response", "responses"}
+
+
+@pytest.mark.parametrize(
+    ("question", "choose", "varied"),
+    [
+        ("What induced a response?", 0, "What induces a response?"),
+        ("What inhibits the replication?", 1, "What inhibited the replication?"),
+        ("Who reported the cases?", 0, "Who reports the cases?"),
+        # a singular noun after the question word is the subject: the noun site comes first
+        ("What protein induced the response?", 0, "What protein induced the responses?"),
+        ("What protein induced the response?", 1, "What protein induces the response?"),
+        ("Which gene encoded the protein?", 1, "Which gene encodes the protein?"),
+    ],
+)
+def test_the_verb_of_a_singular_question_subject_changes_tense(question, choose, varied):
+    assert vary_form(question, TENSES, choose) == varied
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which genes encoded ACE2?",  # a plural subject: "encodes" would not agree
+        "What percentage reported fever?",  # the verb's subject is not "percentage"
+        "What caused by ACE2?",  # a participle, not the verb
+        "Where did ACE2 induce fever?",  # the question word is not the subject
+        "What came from ACE2?",  # irregular
+    ],
+)
+def test_no_verb_changes_tense_where_its_subject_or_form_forbids(question):
+    assert vary_form(question, TENSES | {"encodes", "reports", "causes", "induced"}) is None
 
 
 def candidate(i: int, q: str, language: str = "en") -> GeneratedQuestion:

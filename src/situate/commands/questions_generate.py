@@ -161,8 +161,9 @@ def print_difficulty(result, path: Path, target: int | None = None, windows: str
     varied = sum(1 for q in result.questions if q.status == "kept" and q.unvaried_q)
     if varied:
         out.print(
-            f"word forms: {varied} kept questions asked with a noun's number changed "
-            "(questions.difficulty.word_forms; each one's first wording is its unvaried_q)",
+            f"word forms: {varied} kept questions asked with a noun's number or a verb's "
+            "tense changed (questions.difficulty.word_forms; each one's first wording is its "
+            "unvaried_q)",
             highlight=False, markup=False,
         )  # fmt: skip
     report = difficulty_path(path)

@@ -92,7 +92,8 @@ class GeneratedQuestion:
     reason: str | None = None  # one line: why
     review: Review = "pending"
     original_q: str | None = None  # the generator's question when a reviewer edited it
-    # the generator's wording before questions.difficulty.word_forms changed a noun's number
+    # the generator's wording before questions.difficulty.word_forms changed a noun's number or
+    # a verb's tense
     unvaried_q: str | None = None
     # how hard it is (situate.questions.difficulty: overlap, overlap_idf, lexical_rank,
     # dense_rank, rank_depth); None when not measured (no gold)

@@ -96,7 +96,9 @@ The rule, for one request:
 
 The answer is the answer phrase, the quote the sentence verbatim (found exactly in the
 document). English and Spanish have their own stop words and question phrases; the language is
-the request's, else the passage's (more Spanish than English stop words: Spanish).
+the request's, else the document's (:func:`situate.questions.prompts.document_language`, as the
+record says): a passage in another language than its document's (a German reference in an
+English paper) is not asked, nor a document in a language without templates.
 """
 
 from __future__ import annotations
@@ -112,6 +114,7 @@ from situate.datasets.generated import Provenance
 from situate.errors import SituateError
 from situate.questions.base import GenerationRequest, Proposal
 from situate.questions.pos import tagger
+from situate.questions.prompts import document_language, language_scores
 from situate.questions.question_rules import Answer, copied_run, subject_answer, wh_questions, widen
 from situate.questions.topics import neighbourhood_topic
 
@@ -141,6 +144,7 @@ _OPEN = {"en": "", "es": "¿"}
 _IN_DOCUMENT = {"en": "In {title}, ", "es": "En {title}, "}
 _FOR_TOPIC = {"en": " for {topic}", "es": " para {topic}"}  # the passage's topic, at the end
 LANGUAGES = {"english": "en", "en": "en", "spanish": "es", "español": "es", "es": "es"}
+_CODES = {"English": "en", "Spanish": "es"}  # the detected languages with templates
 
 _SENTENCE = re.compile(r".+?(?:[.!?](?=\s+[\"'(\[¿¡]?[A-ZÁÉÍÓÚÑ0-9])|[.!?]?$)", re.S)
 _WORD = re.compile(r"[^\W\d_]+", re.U)
@@ -283,17 +287,23 @@ class ExtractiveGenerator:
 
     def propose(self, requests: Sequence[GenerationRequest]) -> list[Proposal]:
         counts: dict[str, Counter] = {}  # document word counts, once per document
+        languages: dict[str, str] = {}  # and its language
         out = []
         for request in requests:
             doc = request.document
             if doc.doc_id not in counts:
                 counts[doc.doc_id] = Counter(w.casefold() for w in _WORD.findall(doc.text))
-            out.append(self._propose(request, counts[doc.doc_id]))
+                languages[doc.doc_id] = self._written(doc.text)
+            out.append(self._propose(request, counts[doc.doc_id], languages[doc.doc_id]))
         return out
 
     # -- the rule ---------------------------------------------------------------------------
 
-    def _propose(self, request: GenerationRequest, counts: Counter) -> Proposal:
+    def _propose(
+        self, request: GenerationRequest, counts: Counter, written: str | None
+    ) -> Proposal:
+        """The proposal for ``request``; ``counts`` are its document's word counts, ``written``
+        its document's language (a name; None: too few function words to tell)."""
         rule = json.dumps([self.identity(), request.strategy, request.language, request.index])
         provenance = Provenance(NAME, prompt_sha256=hashlib.sha256(rule.encode()).hexdigest())
 
@@ -306,7 +316,20 @@ class ExtractiveGenerator:
             )
         text = request.passage_text
         doc = request.document
-        language = self._language(request.language, text)
+        if request.language:
+            language = self._language(request.language)
+        elif written is None:  # too few function words to tell: the passage's stop words
+            spanish = self._stop_words(text, "es") > self._stop_words(text, "en")
+            language = "es" if spanish else "en"
+        elif written not in _CODES:
+            return failure(
+                f"the document is in {written}: the rule words English and Spanish "
+                "(question_generator=llm writes any language)"
+            )
+        elif (here := self._foreign(text, written)) is not None:
+            return failure(f"the passage is in {here}, its document in {written}")
+        else:
+            language = _CODES[written]
         subjects = self.subjects and language == "en"
         scored = []
         for sentence in self._sentences(text):
@@ -386,18 +409,37 @@ class ExtractiveGenerator:
         return out
 
     @staticmethod
-    def _language(asked: str, text: str) -> str:
-        if asked:
-            code = LANGUAGES.get(asked.strip().casefold())
-            if code is None:
-                raise SituateError(
-                    f"question_generator=extractive: language {asked!r} has no templates; use "
-                    "English or Spanish (or the document's own language: '')"
-                )
-            return code
-        words = [w.casefold() for w in _WORD.findall(text)]
-        spanish = sum(w in _STOP["es"] for w in words)
-        return "es" if spanish > sum(w in _STOP["en"] for w in words) else "en"
+    def _written(text: str) -> str | None:
+        """The document's language (:func:`document_language`), None when fewer than five of
+        its words are function words (a one-sentence document's "per" is not Italian)."""
+        if max(language_scores(text[:20_000]).values()) < 5:
+            return None
+        return document_language(text)
+
+    @staticmethod
+    def _stop_words(text: str, language: str) -> int:
+        return sum(w.casefold() in _STOP[language] for w in _WORD.findall(text))
+
+    @staticmethod
+    def _foreign(passage: str, written: str) -> str | None:
+        """The language of ``passage`` where it is clearly not ``written`` (its document's): at
+        least five of its words another language's function words, and over twice as many as
+        ``written``'s; else None."""
+        scores = language_scores(passage)
+        best = max(scores, key=lambda lang: scores[lang])
+        if best != written and scores[best] >= 5 and scores[best] > 2 * scores.get(written, 0):
+            return best
+        return None
+
+    @staticmethod
+    def _language(asked: str) -> str:
+        code = LANGUAGES.get(asked.strip().casefold())
+        if code is None:
+            raise SituateError(
+                f"question_generator=extractive: language {asked!r} has no templates; use "
+                "English or Spanish (or the document's own language: '')"
+            )
+        return code
 
     @staticmethod
     def _content(text: str, language: str) -> set[str]:

@@ -84,10 +84,15 @@ LANGUAGE_CODES = {
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
+def language_scores(text: str) -> dict[str, int]:
+    """How many of ``text``'s words are each language's function words."""
+    counts = Counter(w.lower() for w in _WORD.findall(text))
+    return {lang: sum(counts[w] for w in words) for lang, words in _LANGUAGE_WORDS.items()}
+
+
 def document_language(text: str, sample_chars: int = 20_000) -> str:
     """The language (a name) whose function words are commonest in ``text``; English on a tie."""
-    counts = Counter(w.lower() for w in _WORD.findall(text[:sample_chars]))
-    scores = {lang: sum(counts[w] for w in words) for lang, words in _LANGUAGE_WORDS.items()}
+    scores = language_scores(text[:sample_chars])
     best = max(scores.values())
     return "English" if best == 0 else next(lang for lang, s in scores.items() if s == best)
 

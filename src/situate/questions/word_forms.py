@@ -12,13 +12,21 @@ Lucene where people's questions put them within -1..+2 (docs/questions.md).
 - :func:`form_shift`: the share of a question's content words (as the difficulty measures count
   them) that are not in the passage while their stem is (the Snowball English stemmer of
   PyStemmer, which bm25s and Lucene's Porter stemmer agree with on these suffixes).
-- :func:`vary_number`: the question with one noun's number changed by the regular endings (-s,
-  -es, -ies) to a form the documents hold, where the change cannot break agreement: a common
-  noun heading a noun phrase that is an object (after a preposition, or a verb other than an
-  auxiliary) and starts with a determiner either number takes (``the``, ``its``, ``their``...):
-  "in **the lungs**" -> "in the lung", "of the spike **protein**" -> "of the spike proteins",
-  "What inhibits **the replication**?"; followed by no noun, verb, possessive or relative pronoun
-  ("the cells that express", whose verb would agree). Its stem stays (else no change: "news" is not "new").
+- :func:`vary_form`: the question with one word's form changed, by regular endings, to a form the
+  documents hold with the same stem, where the change cannot break agreement:
+
+  - a noun's number (-s, -es, -ies): a common noun heading a noun phrase that is an object (after
+    a preposition, or a verb other than an auxiliary) and starts with a determiner either number
+    takes (``the``, ``its``, ``their``...): "in **the lungs**" -> "in the lung", "of the spike
+    **protein**" -> "of the spike proteins", "What inhibits **the replication**?"; followed by no
+    noun, verb, possessive or relative pronoun ("the cells that express", whose verb would
+    agree). Its stem stays (else no change: "news" is not "new");
+  - a verb's tense (past -ed, -ied <-> present -s, -es, -ies): the verb of a singular question
+    subject ("What", "Who", "What" or "Which" and a singular noun) that is not an auxiliary:
+    "What **induced** a response?" -> "What induces a response?", "What **inhibits** the
+    replication?" -> "What inhibited the replication?" (people ask "What supports the results?"
+    of a passage that says they were supported).
+
   Tags from :mod:`situate.questions.pos`; English only.
 - :func:`vary`: ``share`` of the questions varied so (chosen by a hash of each id: the same
   questions at any target), counting those that already hold a shifted word.
@@ -40,6 +48,10 @@ from situate.questions.question_rules import Token, tokens
 from situate.records import Span
 
 NOUNS = frozenset(["NN", "NNS"])
+_TENSED = frozenset(["VBD", "VBN", "VBZ"])  # the tagger reads "What induced" as VBD or VBN
+_SUBJECTS = frozenset(["what", "who"])  # a question word that is a singular subject
+# "What percentage reported": the noun asks a quantity, it is not the verb's subject
+_QUANTITIES = frozenset(["percentage", "proportion", "number", "share", "fraction", "amount"])
 _PREPOSITIONS = frozenset(["IN", "TO"])
 _MODIFIERS = frozenset(["JJ", "JJR", "JJS", "NN", "VBN", "VBG", "CD"])  # inside the noun phrase
 _NOT_AFTER = frozenset(["NN", "NNS", "NNP", "NNPS", "POS", "MD"])  # a longer noun, 's, a modal
@@ -138,14 +150,62 @@ def _noun_sites(
     return sites
 
 
-def vary_number(question: str, vocabulary: Container[str], choose: int = 0) -> str | None:
-    """``question`` with one noun's number changed (the ``choose``-th site, modulo their number),
-    or None when no noun can change (module docstring); the other form must be in
-    ``vocabulary``."""
+def other_tense(word: str, tag: str, vocabulary: Container[str]) -> str | None:
+    """``word`` (a verb tagged VBD or VBN: past; VBZ: present, third person) in the other tense
+    by the regular English endings (-ed, -d, -ied <-> -s, -es, -ies), where that form is in
+    ``vocabulary`` and keeps the stem; else None (an irregular verb: "came")."""
+    forms = []
+    if tag == "VBZ":
+        if word.endswith("ies"):
+            forms.append(word[:-3] + "ied")
+        if word.endswith("es"):
+            forms.append(word[:-2] + "ed")
+        if word.endswith("s") and not word.endswith("ss"):
+            forms += [word[:-1] + "d", word[:-1] + "ed", word[:-1] + word[-2] + "ed"]
+    elif word.endswith("ed"):
+        if word.endswith("ied"):
+            forms.append(word[:-3] + "ies")
+        forms += [word[:-1] + "s", word[:-2] + "s", word[:-2] + "es"]
+        if len(word) > 4 and word[-3] == word[-4]:
+            forms.append(word[:-3] + "s")  # stopped: stops
+    for other in forms:
+        if other != word and other in vocabulary and stem(other) == stem(word):
+            return other
+    return None
+
+
+def _verb_sites(
+    found: Sequence[Token], tagged: Sequence[str], vocabulary: Container[str]
+) -> list[tuple[int, str]]:
+    """The (token index, other form) of the verb of a singular question subject whose tense
+    can change (module docstring): none, or one."""
+    if len(found) < 3:
+        return []
+    i = 1
+    if found[0].low in ("what", "which") and tagged[1] == "NN" and found[1].text.islower():
+        if found[1].low in _QUANTITIES:
+            return []
+        i = 2  # "What protein induced", "Which gene encodes"
+    elif found[0].low not in _SUBJECTS:
+        return []
+    word = found[i].text
+    if tagged[i] not in _TENSED or not word.isalpha() or not word.islower():
+        return []
+    if word in _AUXILIARIES or (i + 1 < len(found) and found[i + 1].low == "by"):
+        return []  # "What was", and "What caused by": a participle, not the verb
+    other = other_tense(word, tagged[i], vocabulary)
+    return [] if other is None else [(i, other)]
+
+
+def vary_form(question: str, vocabulary: Container[str], choose: int = 0) -> str | None:
+    """``question`` with one word's form changed (the ``choose``-th site, modulo their number:
+    the nouns whose number can change, then the verb whose tense can), or None when no word can
+    change (module docstring); the other form must be in ``vocabulary``."""
     from situate.questions.pos import tags
 
     found = tokens(question)
-    sites = _noun_sites(found, tags([t.text for t in found]), vocabulary)
+    tagged = tags([t.text for t in found])
+    sites = _noun_sites(found, tagged, vocabulary) + _verb_sites(found, tagged, vocabulary)
     if not sites:
         return None
     i, other = sites[choose % len(sites)]
@@ -180,7 +240,7 @@ def vary(
             break
         if q.id in already:
             continue
-        varied = vary_number(q.q, vocabulary, int(_draw(q.id) * 1000))
+        varied = vary_form(q.q, vocabulary, int(_draw(q.id) * 1000))
         if varied is not None and shifted(varied, q.gold):
             changes[q.id] = varied
     return [
