@@ -1,7 +1,7 @@
 """The filings case on data with human questions: COVID-QA's papers as PDFs, people's gold as pages.
 
     .venv/bin/python benchmarks/covid_pdf.py [--seeds 0 1 2] [--sample 40] [--target 300]
-        [--generator NAME="OVERRIDES"] ... [--name covid_pdf] [--work DIR]
+        [--generator NAME="OVERRIDES"] ... [--sizes 64 128 256 512] [--name covid_pdf] [--work DIR]
 
 The issue's filings run (PDF, ``file.pdf#page=N`` gold, sparse arms) on the data here that has
 human questions:
@@ -14,15 +14,18 @@ human questions:
 3. per generator and seed, ``situate questions generate dataset=folder`` with the generator's
    overrides and ``questions.difficulty.match=<the sample>``;
 4. the 16 arms (``chunker.size=64,128,256,512`` x ``context=none,heading_path`` x
-   ``sparse=bm25s,pyserini``, ``fusion=sparse_only``) on all human questions, on each sample
-   and each generated set (``dataset=folder``, the sets through ``dataset.qa``).
+   ``sparse=bm25s,pyserini``, ``fusion=sparse_only``; ``--sizes 150 300``: the filings run's 8)
+   on all human questions, on each sample and each generated set (``dataset=folder``, the sets
+   through ``dataset.qa``).
 
 Reported per set (the samples, each generator's set per seed) and metric: Kendall's tau-b of its
 arm order with all human questions' (with a bootstrap interval, evaluation/agreement.py), the
 range of its Pass@5 minus the human questions' over the arms, the engine gap (bm25s minus
 pyserini Pass@5, per chunk size and context) and the metric evaluation/informativeness.py
-recommends for it; and the yardstick, two random halves of all the human questions against each
-other (evaluation/agreement.split_half). Writes outputs/bench/NAME.json and .md.
+recommends for it, and per axis of the grid the pairs of arms differing in it alone that the
+set orders as all human questions do at that metric; and the yardstick, two random halves of all
+the human questions against each other (evaluation/agreement.split_half, tau-a). Writes
+outputs/bench/NAME.json and .md.
 """
 
 from __future__ import annotations
@@ -43,10 +46,18 @@ from common import OUT, PY, REPO, write_json
 
 COVID = REPO.parent / "shared" / "data" / "covid-qa" / "200423_covidQA.json"
 METRICS = ("pass_at_5", "pass_at_20", "mrr", "recall_at_10")
-ARMS = [
-    f"chunker.size={s} context={c} sparse={e}"
-    for s, c, e in itertools.product((64, 128, 256, 512), ("none", "heading_path"), ("bm25s", "pyserini"))
-]  # fmt: skip
+SIZES = (64, 128, 256, 512)
+
+
+def arms_of(sizes) -> list[str]:
+    """The grid: chunk sizes x ``context=none,heading_path`` x ``sparse=bm25s,pyserini``."""
+    return [
+        f"chunker.size={s} context={c} sparse={e}"
+        for s, c, e in itertools.product(sizes, ("none", "heading_path"), ("bm25s", "pyserini"))
+    ]
+
+
+ARMS = arms_of(SIZES)
 DEFAULT_GENERATORS = ["matched=questions=matched question_generator=extractive_matched"]
 
 
@@ -113,18 +124,14 @@ def run_arms(qa: Path, kb: Path, work: Path, cache: Path) -> dict[str, object]:
 def compare(name: str, human, scores: dict[str, dict[str, list[float]]]) -> dict:
     """A set's agreement with all human questions: tau per metric, gap and engine gap, and the
     metric evaluation/informativeness.py recommends for the set."""
-    from situate.evaluation.agreement import set_agreement, split_half
+    from situate.evaluation.agreement import set_agreement
     from situate.evaluation.informativeness import informativeness
 
     row: dict = {"set": name, "questions": len(scores["pass_at_5"][ARMS[0]])}
+    info = informativeness({m: {a: np.asarray(scores[m][a]) for a in ARMS} for m in METRICS})
+    row["recommended"] = info.headline
     # how stably the set orders the arms at each metric: its own halves against each other
-    row["split_half_tau"] = {
-        m: round(split_half({a: np.asarray(scores[m][a]) for a in ARMS}, splits=500).tau, 3)
-        for m in METRICS
-    }
-    row["recommended"] = informativeness(
-        {m: {a: np.asarray(scores[m][a]) for a in ARMS} for m in METRICS}
-    ).headline
+    row["stability"] = {m: round(mi.stability, 3) for m, mi in info.metrics.items()}
     for m in METRICS:
         everyone = {a: human[a].scores(m).to_numpy() for a in ARMS}
         agreement = set_agreement(everyone, scores[m], resamples=2000)
@@ -135,7 +142,28 @@ def compare(name: str, human, scores: dict[str, dict[str, list[float]]]) -> dict
     engine = [100 * (mean[a] - mean[a.replace("bm25s", "pyserini")]) for a in ARMS if "bm25s" in a]
     row["pass_at_5_gap"] = [round(min(gaps), 1), round(max(gaps), 1)]
     row["engine_gap"] = [round(min(engine), 1), round(max(engine), 1)]
+    row["decisions"] = axis_decisions(human, scores, row["recommended"])
     return row
+
+
+def axis_decisions(human, scores: dict[str, dict[str, list[float]]], metric: str) -> dict:
+    """Per axis of the grid (chunk size, context, engine), at ``metric``: of the pairs of arms
+    that differ in that axis alone, how many the set orders as all human questions do (both
+    pick the same winner), as the issue's "does heading_path beat none?" counts them."""
+    mean = {a: float(np.mean(v)) for a, v in scores[metric].items()}
+    truth = {a: float(human[a].scores(metric).mean()) for a in ARMS}
+    parsed = {a: dict(kv.split("=", 1) for kv in a.split()) for a in ARMS}
+    out = {}
+    for axis in ("chunker.size", "context", "sparse"):
+        agree = total = 0
+        for a, b in itertools.combinations(ARMS, 2):
+            differ = [k for k in parsed[a] if parsed[a][k] != parsed[b][k]]
+            if differ != [axis]:
+                continue
+            total += 1
+            agree += np.sign(round(truth[a] - truth[b], 9)) == np.sign(round(mean[a] - mean[b], 9))
+        out[axis] = [int(agree), total]
+    return out
 
 
 def main() -> None:
@@ -145,16 +173,24 @@ def main() -> None:
     ap.add_argument("--target", type=int, default=300, help="questions.target of each set")
     ap.add_argument("--generator", action="append", help='NAME="OVERRIDES" (repeatable)')
     ap.add_argument("--name", default="covid_pdf")
+    ap.add_argument(
+        "--sizes", type=int, nargs="+", default=list(SIZES),
+        help="chunker.size values of the grid (the filings run: 150 300)",
+    )  # fmt: skip
     ap.add_argument("--work", type=Path, default=Path("/tmp/covid-pdf"))
     args = ap.parse_args()
+    global ARMS
+    ARMS = arms_of(args.sizes)
     kb, cache = args.work / "kb", args.work / "cache"
     build(kb, cache, args.sample, args.seeds)
     human = run_arms(kb / "qa-all.json", kb, args.work / "human", cache)
-    from situate.evaluation.agreement import split_half
+    from situate.evaluation.agreement import split_half, tau_a
 
     halves = {}  # the yardstick: how far two halves of all the human questions agree
     for m in METRICS:
-        h = split_half({a: human[a].scores(m).to_numpy() for a in ARMS}, splits=500)
+        h = split_half(
+            {a: human[a].scores(m).to_numpy() for a in ARMS}, splits=500, statistic=tau_a
+        )
         halves[m] = {"tau": round(h.tau, 3), "range": [round(h.low, 3), round(h.high, 3)]}
     print("all human questions, half against half:", json.dumps(halves), flush=True)
     rows = []
@@ -182,13 +218,15 @@ def main() -> None:
             rows.append(compare(f"{name} s{seed}", human, scores))
             print(json.dumps(rows[-1]), flush=True)
     lines = ["| set | questions | recommended | " + " | ".join(f"tau {m}" for m in METRICS)
-             + " | Pass@5 gap | bm25s - pyserini |", "|---" * (len(METRICS) + 5) + "|"]  # fmt: skip
+             + " | Pass@5 gap | bm25s - pyserini | decisions agreeing (size, context, engine) |",
+             "|---" * (len(METRICS) + 6) + "|"]  # fmt: skip
     for r in rows:
         taus = " | ".join(f"{r[m]['tau']:+.2f} [{r[m]['tau_ci'][0]:+.2f}, {r[m]['tau_ci'][1]:+.2f}]" for m in METRICS)  # fmt: skip
         lines.append(f"| {r['set']} | {r['questions']} | {r['recommended']} | {taus} | {r['pass_at_5_gap'][0]:+.1f} .. "
-                     f"{r['pass_at_5_gap'][1]:+.1f} | {r['engine_gap'][0]:+.1f} .. {r['engine_gap'][1]:+.1f} |")  # fmt: skip
+                     f"{r['pass_at_5_gap'][1]:+.1f} | {r['engine_gap'][0]:+.1f} .. {r['engine_gap'][1]:+.1f} | "
+                     + ", ".join(f"{k} of {n}" for k, n in r["decisions"].values()) + " |")  # fmt: skip
     halves_line = (
-        "all human questions' halves (tau, median of 500 splits [95% range]): "
+        "all human questions' halves (tau-a, median of 500 splits [95% range]): "
         + ", ".join(
             f"{m} {h['tau']:+.2f} [{h['range'][0]:+.2f}, {h['range'][1]:+.2f}]"
             for m, h in halves.items()

@@ -240,13 +240,10 @@ def strategy_gains(
 
 def set_informativeness(results, grid: dict[str, list[str]]) -> dict:
     """What ``evaluation/informativeness.py`` says of one set over the arms (every pair)."""
-    from situate.evaluation.agreement import split_half
     from situate.evaluation.informativeness import informativeness
 
     scores = {m: {a: results[a].scores(m).to_numpy() for a in grid} for m in METRICS}
     info = informativeness(scores)
-    # how stably the set orders the arms at each metric: its own halves against each other
-    halves = {m: split_half(scores[m], splits=500).tau for m in METRICS}
     return {
         "headline": info.headline,
         "verdict": info.verdict,
@@ -255,7 +252,7 @@ def set_informativeness(results, grid: dict[str, list[str]]) -> dict:
                 "median_mde": round(mi.median_mde, 4),
                 "all_solved": round(mi.saturation.all_solved, 3),
                 "none_solved": round(mi.saturation.none_solved, 3),
-                "split_half_tau": round(halves[m], 3)}
+                "stability": round(mi.stability, 3)}
             for m, mi in info.metrics.items()
         },
     }  # fmt: skip

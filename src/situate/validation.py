@@ -15,7 +15,7 @@ with :mod:`situate.evaluation.agreement` and :mod:`situate.evaluation.informativ
 Kendall's tau-b of the two orderings with its bootstrap interval, at every metric; each arm's
 bias (generated - human) with its interval; the decision each set makes on each pair of arms and
 those that flip; how informative each set is; and the verdict (:class:`~situate.evaluation.
-agreement.Criteria`) at one metric: ``--metric``, else the one the human set separates best.
+agreement.Criteria`) at one metric: ``--metric``, else the human set's recommended one.
 """
 
 from __future__ import annotations
@@ -275,7 +275,7 @@ class Validation:
     informativeness: dict[str, Informativeness]  # per set
     verdict: Verdict
     criteria: Criteria
-    metric_chosen_by: str  # "--metric" or "the human set's best separating metric"
+    metric_chosen_by: str  # "--metric" or "the human set's recommended metric"
     self_agreement: SplitHalf  # the human set against itself, at ``metric``
 
     @property
@@ -334,7 +334,7 @@ def validate(
             f"{', '.join(metrics)}"
         )
     inform = {s.name: informativeness(s.scores) for s in (human, generated)}
-    chosen_by = "--metric" if metric is not None else "the human set's best separating metric"
+    chosen_by = "--metric" if metric is not None else "the human set's recommended metric"
     metric = metric or inform[HUMAN].headline
     agreement = {
         m: set_agreement(human.scores[m], generated.scores[m], resamples, seed, criteria.confidence)

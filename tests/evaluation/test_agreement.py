@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from situate.errors import SituateError
-from situate.evaluation.agreement import difference_ci, set_agreement
+from situate.evaluation.agreement import difference_ci, set_agreement, split_half, tau_a, tau_b
 
 # four arms, each set's per-question Pass@5 (human: 4 questions, synthetic: 2)
 HUMAN = {
@@ -45,6 +45,29 @@ def test_a_reversed_ordering_is_tau_minus_one():
     flat = {"a": [0.5], "b": [0.5], "c": [0.5]}  # no ordering at all: no agreement claimed
     result = set_agreement(human, flat, resamples=100)
     assert (result.tau, result.p_value) == (0.0, 1.0)
+
+
+def test_tau_a_keeps_a_tied_pair_in_the_denominator():
+    # x ties arms 0 and 1; y orders all three: pairs (0,1) tied in x (counts 0), (0,2) and (1,2)
+    # concordant: tau-a = (2 - 0) / 3; tau-b leaves the tie out: 2 / sqrt((3 - 1) * 3) = 0.8165
+    assert tau_a([1, 1, 2], [1, 2, 3]) == pytest.approx([2 / 3])
+    assert tau_b([1, 1, 2], [1, 2, 3]) == pytest.approx([2 / 6**0.5])
+    # both rows tie the same pair: tau-b calls that perfect agreement, tau-a does not
+    assert tau_b([1, 1, 2], [5, 5, 9]) == pytest.approx([1.0])
+    assert tau_a([1, 1, 2], [5, 5, 9]) == pytest.approx([2 / 3])
+    # a row each: alike, reversed, and a flat row that orders nothing
+    rows = tau_a([[1, 2, 3], [1, 2, 3], [4, 4, 4]], [[1, 2, 3], [3, 2, 1], [1, 2, 3]])
+    assert rows == pytest.approx([1.0, -1.0, 0.0])
+    assert tau_a([[7]], [[3]]) == pytest.approx([0.0])  # one arm: no pair
+
+
+def test_split_half_with_tau_a_counts_arms_every_half_ties():
+    # a and b identical, c solves 50 more of 100 questions: every half puts c above both and ties
+    # a with b, so each split's tau-a is 2/3 (tau-b: 1, the tie left out)
+    a = [1.0] * 50 + [0.0] * 50
+    arms = {"a": a, "b": list(a), "c": [1.0] * 100}
+    assert split_half(arms, splits=100, statistic=tau_a).tau == pytest.approx(2 / 3)
+    assert split_half(arms, splits=100).tau == pytest.approx(1.0)
 
 
 def test_difference_interval_resamples_each_set_on_its_own():

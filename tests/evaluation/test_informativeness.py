@@ -239,7 +239,7 @@ def test_every_pair_is_compared_without_a_baseline():
     assert r.best.pairs[2].sd == pytest.approx(0.1)
 
 
-def test_the_best_separating_metric_is_recommended():
+def test_the_most_stable_fit_metric_is_recommended():
     n = 200
     base, arm, other = np.zeros(n), np.zeros(n), np.zeros(n)
     base[:100], arm[:140], other[:110] = 1, 1, 1
@@ -250,6 +250,9 @@ def test_the_best_separating_metric_is_recommended():
     high_base, high = np.ones(n), np.ones(n)
     high_base[190:] = 0
     # mrr: arm +0.1 on 40 questions (sd ~0.2, MDE ~0.04, separated), other never differs from base
+    # stability (tau-a of two halves): pass_at_5 orders arm > other > base in every half (arm's 40
+    # and other's 10 gains cannot all fall in one half of 100): 1; mrr and pass_at_20 tie other
+    # with base in every half and order the two other pairs alike: 2/3
     mrr_base = base * 0.5
     mrr_arm = mrr_base.copy()
     mrr_arm[100:140] = 0.5
@@ -263,6 +266,7 @@ def test_the_best_separating_metric_is_recommended():
     assert r.metrics["pass_at_20"].separated == 2  # separated, but on a saturated metric
     assert r.metrics["mrr"].separated == 1
     assert r.metrics["pass_at_5"].separated == 2
+    assert [r.metrics[m].stability for m in scores] == pytest.approx([2 / 3, 2 / 3, 1.0])
     assert r.headline == "pass_at_5"
     assert "It is saturated at Pass@20: 95% of its 200 questions are answered by every arm" in (
         r.paragraph
@@ -270,7 +274,8 @@ def test_the_best_separating_metric_is_recommended():
     # with pass_at_5 gone, mrr's one separated pair beats the saturated pass_at_20
     del scores["pass_at_5"]
     assert informativeness(scores, baseline="base").headline == "mrr"
-    # a tie in separated pairs goes to the larger mean |difference| / MDE
+    # a tie in stability (2/3 each: both tie other with base) and in separated pairs goes to the
+    # larger mean |difference| / MDE
     scaled = {
         "pass_at_5": scores["mrr"],
         "pass_at_10": {k: v * 2 for k, v in scores["mrr"].items()},
@@ -283,6 +288,47 @@ def test_the_best_separating_metric_is_recommended():
     r2 = informativeness({"pass_at_5": scaled["pass_at_5"], "pass_at_10": sharper}, "base")
     assert r2.metrics["pass_at_10"].mean_ratio > r2.metrics["pass_at_5"].mean_ratio
     assert r2.headline == "pass_at_10"
+
+
+def test_the_more_stable_metric_beats_more_separated_pairs():
+    # 200 questions, baseline a (solves 0-99). pass_at_5: b, c and d all solve 0-139 (+0.2 each,
+    # MDE 0.080: 3 of 3 separated), but every half ties them with each other: tau-a of the
+    # halves (3 pairs with a alike, 3 tied) / 6 = 0.5
+    n = 200
+    a = np.zeros(n)
+    a[:100] = 1
+    tied = a.copy()
+    tied[100:140] = 1
+    # pass_at_20: b gains 100-113 and loses 0-5 (+0.04, sd 0.3145, MDE 0.063: not separated), c
+    # solves 0-139 (+0.2), d 0-179 (+0.4): 2 of 3 separated. Every pair but b-a has gains only,
+    # too many to fall in one half; b-a keeps its sign in both halves when the first half holds
+    # p of the 14 gains and m of the 6 losses with 0 < p - m < 8: probability 0.887 (the
+    # multivariate hypergeometric), so most splits order all 6 pairs alike: median tau-a 1
+    b = a.copy()
+    b[100:114], b[:6] = 1, 0
+    d = a.copy()
+    d[100:180] = 1
+    scores = {
+        "pass_at_5": {"a": a, "b": tied, "c": tied.copy(), "d": tied.copy()},
+        "pass_at_20": {"a": a, "b": b, "c": tied.copy(), "d": d},
+    }
+    r = informativeness(scores, baseline="a")
+    tie, steady = r.metrics["pass_at_5"], r.metrics["pass_at_20"]
+    assert (tie.separated, steady.separated) == (3, 2)
+    assert steady.pairs[0].mde == pytest.approx(math.sqrt(19.68 / 199) * detectable_effect_size(n))
+    assert (tie.stability, steady.stability) == (0.5, 1.0)
+    assert r.headline == "pass_at_20"
+    assert "Two random halves of its questions order the arms alike at tau-a +1.00 there" in (
+        r.paragraph
+    )
+
+
+def test_a_set_too_small_to_halve_has_no_stability():
+    r = informativeness({"pass_at_5": {"a": [1.0, 0.0, 1.0], "b": [1.0, 1.0, 1.0]}})
+    assert math.isnan(r.best.stability)
+    assert "halves" not in r.paragraph
+    table = [line for line in markdown_lines(r) if line.startswith("| **Pass@5**")]
+    assert table[0].startswith("| **Pass@5** | 3 | 66.7-100.0% | 67% | 0% | 33% | - |")
 
 
 def test_unscored_questions_are_left_out_of_that_metric():
@@ -322,15 +368,22 @@ def test_markdown_lines_hold_the_paragraph_a_row_per_metric_and_per_pair():
     table = [line for line in lines if line.startswith("| ")]
     assert table[0].startswith("| metric | questions | arms' means | every arm solves |")
     by_metric = {row.split(" | ")[0]: row for row in table[1:3]}
-    # Pass@20: means 94.0-96.0%, 93% solved by every arm, 4% by none, 3% differ (q93, q94, q95)
+    # Pass@20: means 94.0-96.0%, 93% solved by every arm, 4% by none, 3% differ (q93, q94, q95);
+    # halves: only where q93, q94 and q95 fall decides the order (base has q93, heading q94 and
+    # q95, rrf all three). q94 and q95 both in q93's half (p = 49/99 * 48/98 = 0.242) leave the
+    # other half flat: tau-a 0; both in the other half (0.253): base-heading reversed, the rest
+    # tied in one half: -1/3; split (0.505): base-rrf alike, the rest tied: +1/3. Over half the
+    # splits give +1/3: the median is +0.33
     assert by_metric["| Pass@20"].startswith(
-        "| Pass@20 | 100 | 94.0-96.0% | 93% | 4% | 3% | 0 of 2 | 4.4 points |"
+        "| Pass@20 | 100 | 94.0-96.0% | 93% | 4% | 3% | +0.33 | 0 of 2 | 4.4 points |"
     )
     assert by_metric["| Pass@20"].endswith("| saturated |")
     # MRR halves every score: d and sd halve, so the ratios are Pass@20's; it is neither
     # saturated (nothing at 1.0; means 0.47-0.48) nor floored, so it is recommended, in bold
     assert r.headline == "mrr"
-    assert by_metric["| **MRR**"].startswith("| **MRR** | 100 | 0.470-0.480 | 0% | 4% | 3% |")
+    assert by_metric["| **MRR**"].startswith(
+        "| **MRR** | 100 | 0.470-0.480 | 0% | 4% | 3% | +0.33 |"
+    )
     # its arms differ by less than its MDE (0.022 with sd 0.087 and 0.070), but 0.022 is below
     # max_mde (0.05): the set can detect small differences, the arms score alike on it
     assert by_metric["| **MRR**"].endswith("| 0 of 2 | 0.022 | ~130 / 22 | recommended headline |")
@@ -340,7 +393,7 @@ def test_markdown_lines_hold_the_paragraph_a_row_per_metric_and_per_pair():
         "0.022 with 100 questions: the arms score alike on it; recommended report.headline=mrr"
     )
     assert r.paragraph.startswith(
-        "This question set tells the arms it compares apart best at MRR (recommended "
+        "This question set orders the arms it compares most reproducibly at MRR (recommended "
         "report.headline: mrr), but none of the 2 compared pairs differs by the smallest "
         "difference it can detect: on these questions the arms score alike (largest difference: "
         "0.010). With its 100 questions that is 0.022 (median over the pairs;"

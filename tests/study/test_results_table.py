@@ -260,7 +260,7 @@ def test_a_sweep_on_a_saturated_set_prints_the_warning(tmp_path: Path, capsys) -
         "questions are answered by every arm; differences under 10.3 points cannot be detected "
         "with 40 questions (detecting 2 points would take ~1,000 questions, 5 points ~160): do "
         "not pick a configuration from it.\n"
-        "This set separates the arms best at Pass@5: report.headline=pass_at_5.\n"
+        "The recommended metric on this set: Pass@5, report.headline=pass_at_5.\n"
     ) in out
 
 

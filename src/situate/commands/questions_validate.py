@@ -43,8 +43,8 @@ def main(verb: str, args: list[str]) -> int:
     )  # fmt: skip
     parser.add_argument(
         "--metric", default=None,
-        help="decide at this metric (pass_at_5, mrr, ...); default: the one the human set "
-        "separates best",
+        help="decide at this metric (pass_at_5, mrr, ...); default: the human set's "
+        "recommended one (its halves order the arms most alike there)",
     )  # fmt: skip
     parser.add_argument("--min-tau", type=float, default=0.8, help="least Kendall's tau (0.8)")
     parser.add_argument(

@@ -125,6 +125,18 @@ def tau_b(x, y) -> np.ndarray:
     return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), 0.0)
 
 
+def tau_a(x, y) -> np.ndarray:
+    """Kendall's tau-a between the rows of ``x`` and ``y``: (concordant - discordant) / every pair
+    of arms. A pair tied in either row counts for neither and stays in the denominator (tau-b
+    leaves it out), so a row that ties arms scores lower: 1 only when both rows order every pair
+    alike, 0 for a flat row."""
+    x, y = np.atleast_2d(np.asarray(x, dtype=float)), np.atleast_2d(np.asarray(y, dtype=float))
+    i, j = np.triu_indices(x.shape[1], k=1)
+    if not len(i):
+        return np.zeros(x.shape[0])
+    return (_sign(x[:, i] - x[:, j]) * _sign(y[:, i] - y[:, j])).mean(axis=1)
+
+
 def _sign(d: np.ndarray) -> np.ndarray:
     return np.where(np.abs(d) <= _TIE, 0.0, np.sign(d))
 
@@ -151,8 +163,9 @@ def tau_interval(
 
 @dataclass(frozen=True)
 class SplitHalf:
-    """How well a set agrees with itself: Kendall's tau-b between the arms' means on two halves
-    of its questions, over random splits (the median, and the central ``confidence`` share)."""
+    """How well a set agrees with itself: Kendall's tau (tau-b unless asked otherwise) between the
+    arms' means on two halves of its questions, over random splits (the median, and the central
+    ``confidence`` share)."""
 
     tau: float  # the median over the splits
     low: float
@@ -166,12 +179,14 @@ def split_half(
     splits: int = 2_000,
     confidence: float = 0.95,
     seed: int = 0,
+    statistic=tau_b,
 ) -> SplitHalf:
-    """Kendall's tau-b between the arms' means on two random halves of one set's questions
-    (each split a seeded permutation: the first ``n // 2`` questions against the rest), its
-    median and percentile range over ``splits`` splits. A sample whose halves order the arms
-    alike orders them reliably; one whose halves disagree cannot confirm another set's order
-    beyond that (of half its size: the whole sample agrees somewhat better)."""
+    """Kendall's tau-b (or ``statistic``: :func:`tau_a`) between the arms' means on two random
+    halves of one set's questions (each split a seeded permutation: the first ``n // 2``
+    questions against the rest), its median and percentile range over ``splits`` splits. A
+    sample whose halves order the arms alike orders them reliably; one whose halves disagree
+    cannot confirm another set's order beyond that (of half its size: the whole sample agrees
+    somewhat better)."""
     arms = list(scores)
     if len(arms) < 2:
         raise SituateError("agreement: a split-half agreement needs two or more arms")
@@ -186,7 +201,7 @@ def split_half(
     np.put_along_axis(first, order[:, :half], 1.0, axis=1)
     a = first @ m.T / half  # splits x arms
     b = (1.0 - first) @ m.T / (n - half)
-    taus = tau_b(a, b)
+    taus = statistic(a, b)
     tail = (1 - confidence) / 2
     low, median, high = np.quantile(taus, [tail, 0.5, 1 - tail])
     return SplitHalf(float(median), float(low), float(high), half, splits)

@@ -110,7 +110,7 @@ def sweep_informativeness(
 
 def sweep_lines(result: Informativeness | None, test_questions: int | None = None) -> list[str]:
     """What the sweep's results table prints under it: when the questions cannot separate the
-    arms, the warning and the metric that separates them best; else one line with the smallest
+    arms, the warning and the recommended metric; else one line with the smallest
     detectable difference."""
     if result is None:
         return []
@@ -118,7 +118,7 @@ def sweep_lines(result: Informativeness | None, test_questions: int | None = Non
     if result.warning is not None:
         return [
             f"Warning: {where}the {result.warning}.",
-            f"This set separates the arms best at {metric_name(result.headline)}: "
+            f"The recommended metric on this set: {metric_name(result.headline)}, "
             f"report.headline={result.headline}.",
         ]
     line = f"{where}the {result.verdict}."
