@@ -132,6 +132,7 @@ def compare(name: str, human, scores: dict[str, dict[str, list[float]]]) -> dict
     row["recommended"] = info.headline
     # how stably the set orders the arms at each metric: its own halves against each other
     row["stability"] = {m: round(mi.stability, 3) for m, mi in info.metrics.items()}
+    row["problems"] = {m: mi.problem for m, mi in info.metrics.items()}  # saturated, floored...
     for m in METRICS:
         everyone = {a: human[a].scores(m).to_numpy() for a in ARMS}
         agreement = set_agreement(everyone, scores[m], resamples=2000)
@@ -233,7 +234,10 @@ def main() -> None:
         )
     )
     lines.append("\n" + halves_line)
-    write_json(args.name, {"arms": ARMS, "human_split_half": halves, "rows": rows})
+    means = {m: {a: round(float(human[a].scores(m).mean()), 4) for a in ARMS} for m in METRICS}
+    write_json(
+        args.name, {"arms": ARMS, "human_means": means, "human_split_half": halves, "rows": rows}
+    )
     (OUT / f"{args.name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -444,7 +444,7 @@ def markdown(v: Validation, study: str) -> str:
         f"{c.min_tau_low:+.2f}, no flipped decision among the pairs the human questions separate "
         f"(paired randomization test, Holm-adjusted, p < {c.alpha:g})"
         + (
-            ", and a generated set that is not saturated, floored or underpowered."
+            ", and a generated set that is not saturated, floored, underpowered or unstable."
             if c.informative
             else "."
         ),

@@ -200,11 +200,21 @@ def test_a_small_set_is_underpowered():
     assert "No compared pair differs by that much (largest difference: 5.0 points)." in (
         r.paragraph
     )
-    # the same set with a looser threshold (a 30-point MDE accepted) is not underpowered
+    # the same set with a looser threshold (a 30-point MDE accepted) is not underpowered, but
+    # unstable: the arm gains one question net (q0, q1 against q2), so no split of the 20 in two
+    # halves gives it the lead in both (the halves' net gains a and 1 - a cannot both be >= 1):
+    # every split's tau-a is 0 or -1
     loose = informativeness(
         {"pass_at_5": {"base": base, "arm": arm}}, "base", Thresholds(max_mde=0.3)
     )
-    assert loose.separates
+    assert loose.best.problem == "unstable" and loose.best.stability <= 0
+    assert loose.warning.startswith(
+        "question set cannot separate the arms: unstable at Pass@5: two random halves of its 20 "
+        f"questions order the arms alike at only tau-a {loose.best.stability:+.2f} (the median "
+        "of the splits; at 1 they order every pair alike); differences under 26.0 points"
+    )
+    looser = Thresholds(max_mde=0.3, min_stability=-1.0)
+    assert informativeness({"pass_at_5": {"base": base, "arm": arm}}, "base", looser).separates
 
 
 def test_arms_that_never_differ_cannot_be_separated():
@@ -362,7 +372,17 @@ def test_bad_input_is_one_line():
 def test_markdown_lines_hold_the_paragraph_a_row_per_metric_and_per_pair():
     s = saturated_set()
     mrr = {a: v * 0.5 for a, v in s.items()}  # every arm at 0.5 on 0-89: nothing at the maximum
-    r = informativeness({"pass_at_20": s, "mrr": mrr}, baseline="base")
+    # the halves of these questions agree at +1/3 (below): unstable by default (below 0.5), and
+    # the "arms score alike" reading with min_stability 0.3
+    unstable = informativeness({"pass_at_20": s, "mrr": mrr}, baseline="base")
+    assert unstable.best.problem == "unstable" and unstable.headline == "mrr"
+    assert unstable.warning.startswith(
+        "question set cannot separate the arms: unstable at MRR: two random halves of its 100 "
+        "questions order the arms alike at only tau-a +0.33"
+    )
+    r = informativeness(
+        {"pass_at_20": s, "mrr": mrr}, baseline="base", thresholds=Thresholds(min_stability=0.3)
+    )
     lines = markdown_lines(r)
     assert lines[:4] == ["## How informative is this question set", "", r.paragraph, ""]
     table = [line for line in lines if line.startswith("| ")]

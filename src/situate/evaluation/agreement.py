@@ -21,7 +21,7 @@ through the same arms. The sets share no question, so nothing is paired across t
 - the **verdict** (:func:`verdict`, :class:`Criteria`): rank with the synthetic set when the
   tau reaches ``min_tau``, its interval's lower bound is above ``min_tau_low``, every pair the
   human set separates gets the same winner (none flipped or tied), and the synthetic set itself
-  is not saturated, floored or underpowered at that metric
+  is not saturated, floored, underpowered or unstable at that metric
   (:mod:`situate.evaluation.informativeness`).
 """
 
@@ -306,8 +306,8 @@ class Criteria:
     - every pair the human set separates (randomization test, Holm-adjusted, below ``alpha``)
       gets the same winner on the synthetic set (not flipped, not tied): it must not undo what
       people's questions decide;
-    - ``informative``: the synthetic set is not saturated, floored or underpowered at the metric
-      (it can separate the arms at all).
+    - ``informative``: the synthetic set is not saturated, floored, underpowered or unstable at
+      the metric (it can separate the arms at all).
     """
 
     min_tau: float = 0.8
@@ -341,7 +341,7 @@ def verdict(
 ) -> Verdict:
     """The verdict of :class:`Criteria` on one metric's agreement and decisions; ``problem`` is
     the synthetic set's informativeness problem at that metric (saturated, floored,
-    underpowered, or None)."""
+    underpowered, unstable, or None)."""
     reasons = []
     if agreement.tau < criteria.min_tau:
         reasons.append(f"Kendall's tau {agreement.tau:+.2f} is below {criteria.min_tau:+.2f}")

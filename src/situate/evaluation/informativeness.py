@@ -61,7 +61,7 @@ metric does not score, left out of that metric for every arm) and returns plain 
   recommended metric against +0.83 / +0.89 / +0.86), and on their PDF pages it chose the same
   metric (docs/questions.md);
 - **a verdict**: at that metric the set *cannot separate the arms it compares* when it is
-  saturated, floored or underpowered (:class:`Thresholds`); then :attr:`Informativeness.warning`
+  saturated, floored, underpowered or unstable (:class:`Thresholds`); then :attr:`Informativeness.warning`
   is one line for the run log and :attr:`Informativeness.paragraph` says it in words a
   stakeholder reads, ending "Do not pick a configuration from it."; :func:`markdown_lines`
   puts the paragraph and the tables behind it in Markdown for a report.
@@ -94,7 +94,11 @@ class Thresholds:
       arm's mean is below ``floored_mean``;
     - *underpowered*: no compared pair is separated (every |mean difference| is below its MDE)
       and the median MDE of the compared pairs is above ``max_mde`` (the set cannot even detect a
-      difference of that size between arms that do not differ much on it).
+      difference of that size between arms that do not differ much on it);
+    - *unstable*: two random halves of the questions order the arms alike at a median tau-a
+      below ``min_stability`` (0.5: with no ties, fewer than 3 in 4 pairs of arms ordered alike;
+      for two arms, their order held in at most half the splits): whatever the differences, the
+      set's order of the arms is not one other questions would reproduce.
 
     Fractions of the metric's scale (0.05 = 5 points of Pass@k, 0.05 of MRR).
     """
@@ -108,6 +112,7 @@ class Thresholds:
     max_mde: float = 0.05
     effects: tuple[float, ...] = (0.02, 0.05)  # differences to size the set for (2 and 5 points)
     halves: int = 500  # random splits of the questions in two halves, for each metric's stability
+    min_stability: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -164,16 +169,24 @@ class MetricInformativeness:
     pairs: list[PairPower]
     underpowered: bool
     stability: float  # median tau-a of two random halves' orders of the arms; NaN: < 4 questions
+    min_stability: float = 0.5  # below it the metric is unstable (Thresholds.min_stability)
+
+    @property
+    def unstable(self) -> bool:
+        return not math.isnan(self.stability) and self.stability < self.min_stability
 
     @property
     def problem(self) -> str | None:
-        """'saturated', 'floored', 'underpowered' or None (the set separates at this metric)."""
+        """'saturated', 'floored', 'underpowered', 'unstable' or None (the set separates at this
+        metric)."""
         s = self.saturation
         if s.saturated:
             return "saturated"
         if s.floored:
             return "floored"
-        return "underpowered" if self.underpowered else None
+        if self.underpowered:
+            return "underpowered"
+        return "unstable" if self.unstable else None
 
     @property
     def separated(self) -> int:
@@ -407,7 +420,7 @@ def _metric(
     underpowered = not any(p.separated for p in powers) and _median_mde(powers) > thresholds.max_mde
     return MetricInformativeness(
         metric, saturation(metric, arrays, thresholds), powers, underpowered,
-        _stability(arrays, thresholds.halves),
+        _stability(arrays, thresholds.halves), thresholds.min_stability,
     )  # fmt: skip
 
 
@@ -502,6 +515,12 @@ def _why(m: MetricInformativeness) -> str:
         if s.none_solved >= 0.5:
             return f"too hard at {name}: {_pct(s.none_solved)} of its {s.questions} questions are {missed}"
         return f"too hard at {name}: every arm scores {_means_range(s)}"
+    if m.problem == "unstable":
+        return (
+            f"unstable at {name}: two random halves of its {s.questions} questions order the arms "
+            f"alike at only tau-a {m.stability:+.2f} (the median of the splits; at 1 they order "
+            f"every pair alike)"
+        )
     if math.isinf(m.median_mde):
         return f"unable to separate the arms at {name}"
     return f"too small to separate the arms at {name}"
@@ -630,8 +649,8 @@ def markdown_lines(r: Informativeness) -> list[str]:
         f"Per metric: the arms' means, the share of questions every arm solves (scores the "
         f"maximum) and no arm does (scores 0), the share on which the arms score differently, how "
         f"alike two random halves of the questions order the arms (Kendall's tau-a, median of "
-        f"{t.halves} splits: the recommended metric is the most stable one that is not saturated, "
-        f"floored or underpowered); over the compared pairs, those whose difference reaches the "
+        f"{t.halves} splits; below {t.min_stability:+.2f} unstable: the recommended metric is the "
+        f"most stable one that is not saturated, floored or underpowered); over the compared pairs, those whose difference reaches the "
         f"smallest difference the set can detect (paired t-test, {_pct(t.power)} power, alpha {t.alpha:g}; median over the pairs) "
         f"and the questions it would take to detect {effects} points (MRR: "
         f"{' / '.join(f'{e:g}' for e in t.effects)}; Sakai's topic set size design, 2016).",
