@@ -61,10 +61,11 @@ metric does not score, left out of that metric for every arm) and returns plain 
   recommended metric against +0.83 / +0.89 / +0.86), and on their PDF pages it chose the same
   metric (docs/questions.md);
 - **a verdict**: at that metric the set *cannot separate the arms it compares* when it is
-  saturated, floored, underpowered or unstable (:class:`Thresholds`); then :attr:`Informativeness.warning`
-  is one line for the run log and :attr:`Informativeness.paragraph` says it in words a
-  stakeholder reads, ending "Do not pick a configuration from it."; :func:`markdown_lines`
-  puts the paragraph and the tables behind it in Markdown for a report.
+  saturated, floored, underpowered or unstable (:class:`Thresholds`); then
+  :attr:`Informativeness.warning` is one line for the run log and
+  :attr:`Informativeness.paragraph` says it in words a stakeholder reads, ending "Do not pick a
+  configuration from it."; :func:`markdown_lines` puts the paragraph and the tables behind it
+  in Markdown for a report.
 """
 
 from __future__ import annotations
@@ -579,16 +580,16 @@ def _paragraph(r: Informativeness) -> str:
     if r.separates and m.separated:
         sentences.append(
             f"This question set orders the arms it compares most reproducibly at {name} "
-            f"(recommended report.headline: {r.headline}): {m.separated} of {len(m.pairs)} compared pairs "
-            f"differ by at least the smallest difference it can detect."
+            f"(recommended report.headline: {r.headline}): {m.separated} of {len(m.pairs)} "
+            f"compared pairs differ by at least the smallest difference it can detect."
         )
     elif r.separates:
         largest = max(abs(p.difference) for p in m.pairs)
         sentences.append(
             f"This question set orders the arms it compares most reproducibly at {name} "
-            f"(recommended report.headline: {r.headline}), but none of the {len(m.pairs)} compared pairs "
-            f"differs by the smallest difference it can detect: on these questions the arms "
-            f"score alike (largest difference: {_amount(m.metric, largest)})."
+            f"(recommended report.headline: {r.headline}), but none of the {len(m.pairs)} "
+            f"compared pairs differs by the smallest difference it can detect: on these questions "
+            f"the arms score alike (largest difference: {_amount(m.metric, largest)})."
         )
     if r.separates and not (math.isinf(m.median_mde) or m.median_mde == 0):
         needed = _effects_text(m, t.effects)
@@ -650,8 +651,9 @@ def markdown_lines(r: Informativeness) -> list[str]:
         f"maximum) and no arm does (scores 0), the share on which the arms score differently, how "
         f"alike two random halves of the questions order the arms (Kendall's tau-a, median of "
         f"{t.halves} splits; below {t.min_stability:+.2f} unstable: the recommended metric is the "
-        f"most stable one that is not saturated, floored or underpowered); over the compared pairs, those whose difference reaches the "
-        f"smallest difference the set can detect (paired t-test, {_pct(t.power)} power, alpha {t.alpha:g}; median over the pairs) "
+        f"most stable one that is not saturated, floored or underpowered); over the compared "
+        f"pairs, those whose difference reaches the smallest difference the set can detect "
+        f"(paired t-test, {_pct(t.power)} power, alpha {t.alpha:g}; median over the pairs) "
         f"and the questions it would take to detect {effects} points (MRR: "
         f"{' / '.join(f'{e:g}' for e in t.effects)}; Sakai's topic set size design, 2016).",
         "",
