@@ -170,11 +170,7 @@ class MetricInformativeness:
     pairs: list[PairPower]
     underpowered: bool
     stability: float  # median tau-a of two random halves' orders of the arms; NaN: < 4 questions
-    min_stability: float = 0.5  # below it the metric is unstable (Thresholds.min_stability)
-
-    @property
-    def unstable(self) -> bool:
-        return not math.isnan(self.stability) and self.stability < self.min_stability
+    unstable: bool  # stability below Thresholds.min_stability
 
     @property
     def problem(self) -> str | None:
@@ -419,10 +415,11 @@ def _metric(
         pairs = [(b, a) for a, b in combinations(arrays, 2)]
     powers = [pair_power(metric, a, v, arrays[a], arrays[v], thresholds) for a, v in pairs]
     underpowered = not any(p.separated for p in powers) and _median_mde(powers) > thresholds.max_mde
+    stability = _stability(arrays, thresholds.halves)
+    unstable = not math.isnan(stability) and stability < thresholds.min_stability
     return MetricInformativeness(
-        metric, saturation(metric, arrays, thresholds), powers, underpowered,
-        _stability(arrays, thresholds.halves), thresholds.min_stability,
-    )  # fmt: skip
+        metric, saturation(metric, arrays, thresholds), powers, underpowered, stability, unstable
+    )
 
 
 def _stability(arrays: Mapping[str, np.ndarray], splits: int) -> float:
