@@ -23,8 +23,10 @@ arm order with all human questions' (with a bootstrap interval, evaluation/agree
 range of its Pass@5 minus the human questions' over the arms, the engine gap (bm25s minus
 pyserini Pass@5, per chunk size and context) and the metric evaluation/informativeness.py
 recommends for it, and per axis of the grid the pairs of arms differing in it alone that the
-set orders as all human questions do at that metric; and the yardstick, two random halves of all
-the human questions against each other (evaluation/agreement.split_half, tau-a). Writes
+set orders as all human questions do at that metric; and two yardsticks: two random halves of all
+the human questions against each other (evaluation/agreement.split_half, tau-a), and ``--target``
+of them against all the others (tau-b, as a generated set of that size is compared: how far as
+many more of people's own questions would agree). Writes
 outputs/bench/NAME.json and .md.
 """
 
@@ -194,6 +196,13 @@ def main() -> None:
         )
         halves[m] = {"tau": round(h.tau, 3), "range": [round(h.low, 3), round(h.high, 3)]}
     print("all human questions, half against half:", json.dumps(halves), flush=True)
+    part = {}  # the yardstick of a generated set: as many more of people's own questions
+    for m in METRICS:
+        h = split_half(
+            {a: human[a].scores(m).to_numpy() for a in ARMS}, splits=500, part=args.target
+        )
+        part[m] = {"tau": round(h.tau, 3), "range": [round(h.low, 3), round(h.high, 3)]}
+    print(f"{args.target} human questions against the others (tau-b):", json.dumps(part))
     rows = []
     for seed in args.seeds:
         ids = [q["id"] for q in json.loads((kb / f"qa-sample-s{seed}.json").read_text())]
@@ -234,9 +243,25 @@ def main() -> None:
         )
     )
     lines.append("\n" + halves_line)
+    others = len(human[ARMS[0]].scores(METRICS[0])) - args.target
+    lines.append(
+        f"{args.target} of people's questions against their other {others} (tau-b, as each set "
+        "above is compared, median of 500 draws [95% range]): "
+        + ", ".join(
+            f"{m} {h['tau']:+.2f} [{h['range'][0]:+.2f}, {h['range'][1]:+.2f}]"
+            for m, h in part.items()
+        )
+    )
     means = {m: {a: round(float(human[a].scores(m).mean()), 4) for a in ARMS} for m in METRICS}
     write_json(
-        args.name, {"arms": ARMS, "human_means": means, "human_split_half": halves, "rows": rows}
+        args.name,
+        {
+            "arms": ARMS,
+            "human_means": means,
+            "human_split_half": halves,
+            "human_part": part,
+            "rows": rows,
+        },
     )
     (OUT / f"{args.name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -28,8 +28,9 @@ the two arm orderings (with its bootstrap interval), each arm's synthetic - huma
 a bootstrap CI (unpaired: other questions), each set's range of arm means, what
 ``evaluation/informativeness.py`` says of each set (saturated, floored, underpowered; its
 recommended metric), the same tau and differences for the seeded human sample itself against
-all the human questions (the yardstick: what sampling alone does to a set of that size), and
-per strategy the questions kept, the rejection reasons, and
+all the human questions (the yardstick: what sampling alone does to a set of that size), the
+same tau for ``--target`` random human questions against all the others (``human_part``: how far
+as many more of people's own questions would agree, 500 draws), and per strategy the questions kept, the rejection reasons, and
 how much each contextual arm gains over the same arm without context on
 ``context_dependent`` vs ``factual`` questions (paired by question; on the human questions, over
 all of them). Prints a table, writes outputs/bench/NAME.json (and .md) and adds to
@@ -280,6 +281,19 @@ def reference(results, grid, metric: str, ids: list[str], resamples: int) -> dic
     }
 
 
+def human_part(results, grid, metric: str, size: int) -> dict | None:
+    """Kendall's tau-b of ``size`` random human questions' arm order against the other human
+    questions' (the median and 95% range of 500 draws): how far a set of a generated set's size,
+    written by the same people, would agree; None where there are not ``size`` + 1 questions."""
+    from situate.evaluation.agreement import split_half
+
+    scores = {a: results[a].scores(metric).to_numpy() for a in grid}
+    if len(next(iter(scores.values()))) <= size:
+        return None
+    part = split_half(scores, splits=500, part=size)
+    return {"tau": round(part.tau, 3), "range": [round(part.low, 3), round(part.high, 3)]}
+
+
 def arm_range(results, grid, metric: str) -> list[float]:
     means = [float(results[a].scores(metric).mean()) for a in grid]
     return [round(min(means), 4), round(max(means), 4)]
@@ -355,6 +369,10 @@ def main() -> None:
     # the yardstick: the sampled human questions themselves, as a set of their size ranks
     report["human_sample_reference"] = {
         metric: reference(human, grid, metric, sampled_ids, ns.resamples) for metric in METRICS
+    }
+    # and as many of people's own questions as a generated set asks, against all the others
+    report["human_part"] = {
+        metric: human_part(human, grid, metric, ns.target) for metric in METRICS
     }
     summary: dict[str, object] = {}
     for spec in ns.generator or DEFAULT_GENERATORS:
@@ -460,6 +478,12 @@ def table(report: dict) -> str:
             f"{r['bias_range'][0]:+.3f} .. {r['bias_range'][1]:+.3f} | "
             f"its halves: tau {r['split_half_tau']:+.2f} |"
         )
+    for metric, r in (report.get("human_part") or {}).items():
+        if r is not None:
+            lines.append(
+                f"| {report['target']} human questions against the others | {metric} | "
+                f"{r['tau']:+.2f} [{r['range'][0]:+.2f}, {r['range'][1]:+.2f}] (500 draws) | | | |"
+            )
     for name, g in report["generators"].items():
         if "skipped" in g:
             continue

@@ -61,6 +61,17 @@ def test_tau_a_keeps_a_tied_pair_in_the_denominator():
     assert tau_a([[7]], [[3]]) == pytest.approx([0.0])  # one arm: no pair
 
 
+def test_a_part_of_one_question_against_the_other_three_by_hand():
+    arms = {"a": [1, 1, 1, 1], "b": [0, 0, 0, 0], "c": [1, 0, 0, 0]}
+    # question 0 alone: a = c > b, against a > c = b: only a-b ordered alike in both, tau-a 1/3;
+    # any other alone: a > b = c, against a > c > b: a-b and a-c, tau-a 2/3 (three splits in four)
+    alone = split_half(arms, splits=400, statistic=tau_a, part=1)
+    assert alone.half == 1
+    assert alone.tau == pytest.approx(2 / 3) and alone.low == pytest.approx(1 / 3)
+    with pytest.raises(SituateError, match="a part of 4 of 4 questions leaves no other part"):
+        split_half(arms, part=4)
+
+
 def test_split_half_with_tau_a_counts_arms_every_half_ties():
     # a and b identical, c solves 50 more of 100 questions: every half puts c above both and ties
     # a with b, so each split's tau-a is 2/3 (tau-b: 1, the tie left out)

@@ -137,6 +137,41 @@ def test_lexical_windows_of_their_own_tell_a_question_spread_over_its_passage():
             DifficultyMeter([spread, other], lexical_window_words=bad, **options)
 
 
+def test_title_gain_is_how_far_the_documents_title_lifts_the_gold_by_hand():
+    herds = Document("g.txt", "zebra lion", title="Zebra herds")
+    savanna = Document("f.txt", "zebra grass zebra lion", title="Savanna")
+    options = dict(passage_words=8, baselines=["bm25"], window_words=50)
+    m = DifficultyMeter([savanna, herds], title_gain=True, **options)
+    asked = m.measure([("zebra", whole(herds)), ("zebra", whole(savanna))])
+    # BM25 of "zebra" (the same idf in both): k1 1.2, b 0.75, term part tf (k1 + 1) / (tf + k1
+    # (1 - b + b len / mean len)). Plain (lengths 4 and 2, mean 3): f.txt 2 x 2.2 / 3.5 = 1.26
+    # above g.txt 2.2 / 1.9 = 1.16. Titled ("Savanna\n\n..." 5 words, "Zebra herds\n\n..." 4,
+    # mean 4.5): f.txt 4.4 / 3.3 = 1.33 below g.txt 4.4 / 3.1 = 1.42.
+    assert [d.lexical_rank for d in asked] == [2, 1]
+    # g.txt's question comes up from 2 to 1: log2 2 - log2 1; f.txt's goes down from 1 to 2
+    assert [d.title_gain for d in asked] == [1.0, -1.0]
+    assert Difficulty.from_json(asked[1].to_json()) == asked[1]
+    assert asked[0].value("title_gain") == 1.0
+    (unmeasured,) = DifficultyMeter([savanna, herds], **options).measure([("zebra", whole(herds))])
+    assert unmeasured.title_gain is None and math.isnan(unmeasured.value("title_gain"))
+    assert m.titled_engine() is m.titled_engine()  # one more index, built once
+    with pytest.raises(SituateError, match="title_gain is a BM25 rank"):
+        DifficultyMeter([savanna], baselines=["dense"], embed=fake_embed, title_gain=True)
+
+
+def test_title_gain_is_measured_where_match_on_names_it(tmp_path: Path):
+    from situate.questions.difficulty import build
+
+    sample = tmp_path / "qa.json"
+    sample.write_text(json.dumps([{"q": "Which zebra?", "gold": ["zebra zebra zebra lion"]}]))
+    settings = {"baselines": ["bm25"], "match": str(sample), "match_on": ["title_gain"]}
+    m, target = build(settings, DOCS)
+    assert m.title_gain and target.match_on == ["title_gain"]
+    assert target.human[0].title_gain == 0.0  # no titles: the file names, in no question
+    m, _ = build({**settings, "match_on": ["lexical_rank"]}, DOCS)
+    assert not m.title_gain
+
+
 def generated(qid: str, overlap: float, lexical: int | None, dense: int = 1) -> GeneratedQuestion:
     d = Difficulty(overlap, overlap, lexical, dense, 100)
     return GeneratedQuestion(
@@ -292,7 +327,15 @@ def test_generate_selects_to_a_small_human_sample_and_reports_both(tmp_path: Pat
     measured = [q for q in questions if q.difficulty is not None]
     assert measured and all(
         set(q.difficulty)
-        == {"overlap", "overlap_idf", "lexical_rank", "dense_rank", "rank_depth", "form_shift"}
+        == {
+            "overlap",
+            "overlap_idf",
+            "lexical_rank",
+            "dense_rank",
+            "rank_depth",
+            "form_shift",
+            "title_gain",
+        }
         for q in measured
     )
     kept = [q for q in questions if q.status == "kept"]
@@ -313,6 +356,13 @@ def test_generate_selects_to_a_small_human_sample_and_reports_both(tmp_path: Pat
     assert figures["bin_distance"] == 0.75
     assert "differ from the human sample's by 75%" in " ".join(printed.split())
     assert sum(b["quota"] for b in figures["bins"]) == 3
+    # matched on the title's pull: measured on every candidate and human question, binned, told
+    titled = [a.replace("match_on=[overlap]", "match_on=[title_gain]") for a in args]
+    assert main("generate", titled) == 0
+    measured = [q for q in read_questions(out) if q.difficulty is not None]
+    assert measured and all(isinstance(q.difficulty["title_gain"], float) for q in measured)
+    report = (out.parent / "questions.difficulty.md").read_text(encoding="utf-8")
+    assert "title_gain: median (q1-q3)" in report and "| title_gain " in report
 
 
 def test_questions_matched_composes_the_recipe_and_asks_for_a_sample(tmp_path: Path):
@@ -323,8 +373,8 @@ def test_questions_matched_composes_the_recipe_and_asks_for_a_sample(tmp_path: P
 
     cfg = compose(["questions=matched", "question_generator=extractive_matched"])
     d = cfg.questions.difficulty
-    assert (list(d.match_on), d.lexical_window_words, d.tolerance, d.oversample) == (
-        ["lexical_rank", "dense_rank"], 64, 0.1, 10,
+    assert (list(d.match_on), d.bins, d.lexical_window_words, d.tolerance, d.oversample) == (
+        ["lexical_rank", "dense_rank", "title_gain"], 3, 64, 0.1, 10,
     )  # fmt: skip
     assert dict(cfg.questions.mix) == {"factual": 1.0, "context_dependent": 0, "paraphrase": 0}
     generator = instantiate(cfg.question_generator)

@@ -170,7 +170,7 @@ class SplitHalf:
     tau: float  # the median over the splits
     low: float
     high: float
-    half: int  # questions in the smaller half
+    half: int  # questions in the first part (the smaller half unless a part was given)
     splits: int
 
 
@@ -180,13 +180,16 @@ def split_half(
     confidence: float = 0.95,
     seed: int = 0,
     statistic=tau_b,
+    part: int | None = None,
 ) -> SplitHalf:
     """Kendall's tau-b (or ``statistic``: :func:`tau_a`) between the arms' means on two random
     halves of one set's questions (each split a seeded permutation: the first ``n // 2``
     questions against the rest), its median and percentile range over ``splits`` splits. A
     sample whose halves order the arms alike orders them reliably; one whose halves disagree
     cannot confirm another set's order beyond that (of half its size: the whole sample agrees
-    somewhat better)."""
+    somewhat better). ``part``: the first part's size instead of ``n // 2`` (how far ``part``
+    more questions of the same people would agree with the rest of them: the yardstick of a
+    generated set of that size)."""
     arms = list(scores)
     if len(arms) < 2:
         raise SituateError("agreement: a split-half agreement needs two or more arms")
@@ -196,7 +199,9 @@ def split_half(
         raise SituateError(f"agreement: {n} question is too few to split in halves (need 2)")
     rng = np.random.default_rng(seed)
     order = np.argsort(rng.random((splits, n)), axis=1)  # one permutation a row
-    half = n // 2
+    half = n // 2 if part is None else part
+    if not 1 <= half < n:
+        raise SituateError(f"agreement: a part of {half} of {n} questions leaves no other part")
     first = np.zeros((splits, n))
     np.put_along_axis(first, order[:, :half], 1.0, axis=1)
     a = first @ m.T / half  # splits x arms
