@@ -30,10 +30,10 @@ a bootstrap CI (unpaired: other questions), each set's range of arm means, what
 recommended metric), the same tau and differences for the seeded human sample itself against
 all the human questions (the yardstick: what sampling alone does to a set of that size), the
 same tau for ``--target`` random human questions against all the others (``human_part``: how far
-as many more of people's own questions would agree, 500 draws), and per strategy the questions kept, the rejection reasons, and
-how much each contextual arm gains over the same arm without context on
-``context_dependent`` vs ``factual`` questions (paired by question; on the human questions, over
-all of them). Prints a table, writes outputs/bench/NAME.json (and .md) and adds to
+as many more of people's own questions would agree, 500 draws), and per strategy the questions
+kept, the rejection reasons, and how much each contextual arm gains over the same arm without
+context on ``context_dependent`` vs ``factual`` questions (paired by question; on the human
+questions, over all of them). Prints a table, writes outputs/bench/NAME.json (and .md) and adds to
 outputs/bench/summary.json, per generator, ``synthetic_tau_<generator>`` (tau at the generated
 set's recommended metric), ``synthetic_tau_<generator>_<metric>`` and
 ``synthetic_pass5_bias_<generator>`` (the largest |synthetic - human| Pass@5 over the arms).

@@ -22,7 +22,8 @@ SLICE = ["dataset.max_documents=2"]
 OFFLINE = {
     "own_documents": [],  # a small folder of its own (FolderLoader takes no max_documents)
     "chunker_sweep": ["dataset.max_documents=1"],  # COVID-QA papers run to thousands of words
-    "tune_fusion": ["hydra.sweeper.n_trials=2"],  # an adaptive search: two trials show it runs
+    # an adaptive search: two trials show it runs
+    "tune_fusion": [*SLICE, "hydra.sweeper.n_trials=2"],
 }
 
 
