@@ -87,3 +87,18 @@ class Clock:
 
     def __call__(self) -> float:
         return time.perf_counter() - self.t0
+
+
+def split_tau(results, arms, metric: str, part: int | None = None, tau_a: bool = False):
+    """The arm order of a random part of the questions against the rest's, over 500 seeded
+    draws (evaluation/agreement.split_half: two halves where ``part`` is None): Kendall's tau-b
+    (``tau_a``: tau-a) as {"tau": median, "range": [2.5%, 97.5%]}; None where there are not
+    ``part`` + 1 questions. ``results[arm].scores(metric)``: an arm's per-question scores."""
+    from situate.evaluation import agreement
+
+    scores = {a: results[a].scores(metric).to_numpy() for a in arms}
+    if part is not None and len(next(iter(scores.values()))) <= part:
+        return None
+    statistic = agreement.tau_a if tau_a else agreement.tau_b
+    h = agreement.split_half(scores, splits=500, statistic=statistic, part=part)
+    return {"tau": round(h.tau, 3), "range": [round(h.low, 3), round(h.high, 3)]}

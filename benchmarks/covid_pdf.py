@@ -44,7 +44,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
-from common import OUT, PY, REPO, write_json
+from common import OUT, PY, REPO, split_tau, write_json
 
 COVID = REPO.parent / "shared" / "data" / "covid-qa" / "200423_covidQA.json"
 METRICS = ("pass_at_5", "pass_at_20", "mrr", "recall_at_10")
@@ -187,21 +187,11 @@ def main() -> None:
     kb, cache = args.work / "kb", args.work / "cache"
     build(kb, cache, args.sample, args.seeds)
     human = run_arms(kb / "qa-all.json", kb, args.work / "human", cache)
-    from situate.evaluation.agreement import split_half, tau_a
-
-    halves = {}  # the yardstick: how far two halves of all the human questions agree
-    for m in METRICS:
-        h = split_half(
-            {a: human[a].scores(m).to_numpy() for a in ARMS}, splits=500, statistic=tau_a
-        )
-        halves[m] = {"tau": round(h.tau, 3), "range": [round(h.low, 3), round(h.high, 3)]}
+    # the yardsticks: two halves of all the human questions, and as many more of people's own
+    # questions as a generated set asks against all the others
+    halves = {m: split_tau(human, ARMS, m, tau_a=True) for m in METRICS}
     print("all human questions, half against half:", json.dumps(halves), flush=True)
-    part = {}  # the yardstick of a generated set: as many more of people's own questions
-    for m in METRICS:
-        h = split_half(
-            {a: human[a].scores(m).to_numpy() for a in ARMS}, splits=500, part=args.target
-        )
-        part[m] = {"tau": round(h.tau, 3), "range": [round(h.low, 3), round(h.high, 3)]}
+    part = {m: split_tau(human, ARMS, m, part=args.target) for m in METRICS}
     print(f"{args.target} human questions against the others (tau-b):", json.dumps(part))
     rows = []
     for seed in args.seeds:

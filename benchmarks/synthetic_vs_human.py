@@ -55,7 +55,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from common import OUT, PY, REPO, merge_summary, write_json
+from common import OUT, PY, REPO, merge_summary, split_tau, write_json
 
 COVID = REPO.parent / "shared" / "data" / "covid-qa" / "200423_covidQA.json"
 METRICS = ("pass_at_5", "pass_at_20", "mrr", "recall_at_10")
@@ -281,19 +281,6 @@ def reference(results, grid, metric: str, ids: list[str], resamples: int) -> dic
     }
 
 
-def human_part(results, grid, metric: str, size: int) -> dict | None:
-    """Kendall's tau-b of ``size`` random human questions' arm order against the other human
-    questions' (the median and 95% range of 500 draws): how far a set of a generated set's size,
-    written by the same people, would agree; None where there are not ``size`` + 1 questions."""
-    from situate.evaluation.agreement import split_half
-
-    scores = {a: results[a].scores(metric).to_numpy() for a in grid}
-    if len(next(iter(scores.values()))) <= size:
-        return None
-    part = split_half(scores, splits=500, part=size)
-    return {"tau": round(part.tau, 3), "range": [round(part.low, 3), round(part.high, 3)]}
-
-
 def arm_range(results, grid, metric: str) -> list[float]:
     means = [float(results[a].scores(metric).mean()) for a in grid]
     return [round(min(means), 4), round(max(means), 4)]
@@ -372,7 +359,7 @@ def main() -> None:
     }
     # and as many of people's own questions as a generated set asks, against all the others
     report["human_part"] = {
-        metric: human_part(human, grid, metric, ns.target) for metric in METRICS
+        metric: split_tau(human, grid, metric, part=ns.target) for metric in METRICS
     }
     summary: dict[str, object] = {}
     for spec in ns.generator or DEFAULT_GENERATORS:

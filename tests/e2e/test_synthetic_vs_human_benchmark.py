@@ -49,3 +49,26 @@ def test_the_gold_is_the_quote_or_the_answer_phrase_inside_it(tmp_path: Path):
         assert (
             CONTEXT[answer["answer_start"] :].startswith(answer["text"]) and answer["text"] == text
         )
+
+
+def test_split_tau_is_split_half_of_the_arms_scores_and_none_without_a_rest():
+    import numpy as np
+    from common import split_tau
+
+    class Scores:  # what an arm's result gives the benchmarks: per-question scores of a metric
+        def __init__(self, values):
+            self.values = np.array(values, dtype=float)
+
+        def scores(self, metric):
+            assert metric == "pass_at_5"
+            return self
+
+        def to_numpy(self):
+            return self.values
+
+    results = {"a": Scores([1, 1, 1, 1]), "b": Scores([0, 0, 0, 0]), "c": Scores([1, 0, 0, 0])}
+    # one question against the other three (tests/evaluation/test_agreement.py): tau-a 2/3 in
+    # three draws of four, 1/3 where question 0 is the one
+    one = split_tau(results, ["a", "b", "c"], "pass_at_5", part=1, tau_a=True)
+    assert one["tau"] == round(2 / 3, 3) and one["range"][0] == round(1 / 3, 3)
+    assert split_tau(results, ["a", "b", "c"], "pass_at_5", part=4) is None

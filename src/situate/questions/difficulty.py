@@ -21,8 +21,9 @@ record of ``questions.jsonl``), the same for a generated candidate and a human q
   scored: never null), through the embedding store when one is set;
 - ``title_gain``: how far the document's title lifts the gold, ``log2(lexical_rank) -
   log2(rank with the title)``, the second rank under BM25 over the same lexical windows each
-  preceded by its document's title and heading path, as ``context=heading_path`` writes them
-  (:mod:`situate.contexts.heading_path`); a rank beyond the depth is depth + 1. Positive: the
+  with the context ``context=heading_path`` gives it (:mod:`situate.contexts.heading_path`:
+  the document's title, since a fixed window has no heading path); a rank beyond the depth is
+  depth + 1. Positive: the
   title brings the gold up (the question names what the document is about), negative: it
   brings other documents' windows up (the question's words are in other titles). Measured only
   where ``match_on`` names it (one more BM25 index); null otherwise. On COVID-QA's papers as
@@ -191,7 +192,7 @@ class DifficultyMeter:
         self.baselines = list(baselines)
         self.embed = embed
         self.depth = depth
-        corpus = Corpus("difficulty", list(documents), [])
+        self.corpus = corpus = Corpus("difficulty", list(documents), [])
         chunker = FixedChunker(size=window_words, overlap=overlap_words, unit="words")
         self.chunks = chunker.chunk(corpus)
         if lexical_window_words is not None and (
@@ -337,17 +338,16 @@ class DifficultyMeter:
         return out
 
     def titled_engine(self) -> Bm25sEngine:
-        """The BM25 index of the lexical windows, each preceded by its document's title and
-        heading path as context=heading_path writes them, built once per meter."""
+        """The BM25 index of the lexical windows, each with the context ``context=heading_path``
+        gives it (its document's title: a fixed window has no heading path), built once per
+        meter."""
         if self._titled_engine is None:
-            from situate.contexts.heading_path import path_below_title
+            from situate.contexts.heading_path import HeadingPathContext
 
-            def titled(c) -> str:
-                title = self.documents[c.doc_id].title or c.doc_id
-                return " > ".join((title, *path_below_title(title, c.heading_path)))
-
+            context, chunks = HeadingPathContext(), self.lexical_chunks
+            texts = context.texts(chunks, context.contextualize(self.corpus, chunks), "sparse")
             self._titled_engine = Bm25sEngine()
-            self._titled_engine.build([f"{titled(c)}\n\n{c.text}" for c in self.lexical_chunks])
+            self._titled_engine.build(texts)
         return self._titled_engine
 
     def lexical_engine(self) -> Bm25sEngine:
