@@ -16,14 +16,18 @@ STUDY = ["experiment=cookbook_replication", "dataset.max_documents=6"]
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def study(tmp_path_factory) -> Path:
+def run_study(out: Path, study: list[str]) -> Path:
+    """Two arms of ``study`` run into ``out`` (skipped where the cookbook data is missing)."""
     if not (COOKBOOK / "codebase_chunks.json").exists():
         pytest.skip(f"cookbook data not found at {COOKBOOK} (run `situate data fetch cookbook`)")
-    out = tmp_path_factory.mktemp("judge")
-    proc = run_cli("run", *STUDY, "arm=baseline,contextual_bm25", f"output_dir={out}")
+    proc = run_cli("run", *study, "arm=baseline,contextual_bm25", f"output_dir={out}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory) -> Path:
+    return run_study(tmp_path_factory.mktemp("judge"), STUDY)
 
 
 @pytest.fixture(scope="module")
@@ -139,10 +143,14 @@ def test_an_arm_run_after_the_judging_shows_its_unjudged_share(study: Path, emul
     assert by_arm["contextual_embeddings"]["unjudged_at_20"] > 0.0
 
 
-def test_the_local_model_judges_the_study_offline(study: Path, tmp_path: Path):
+def test_the_local_model_judges_the_study_offline(tmp_path: Path):
     pytest.importorskip("xllamacpp")
-    over = [*STUDY, f"output_dir={study}", "judge=local", "llm=local_smollm2"]
-    # a pool of each arm's top chunk and a 4-pair agreement sample: about 30 calls on one thread
+    # the study on its first two documents (9 questions): SmolLM2 takes about 3.5 s a pair on
+    # one thread, and the six documents' 23 questions pool 28 pairs
+    small = ["experiment=cookbook_replication", "dataset.max_documents=2"]
+    study = run_study(tmp_path / "study", small)
+    over = [*small, f"output_dir={study}", "judge=local", "llm=local_smollm2"]
+    # a pool of each arm's top chunk and a 4-pair agreement sample, on one thread
     proc = run_cli(
         "judge", *over, "judge.depth=1", "judge.agreement_pairs=4", "--permutations", "200", "--all-runs",
         "--out", str(tmp_path), env={"HF_HUB_OFFLINE": "1"},
