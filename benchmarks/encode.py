@@ -58,7 +58,7 @@ def main() -> int:
 
     from situate.embedding.base import CachedEmbeddings
     from situate.embedding.sentence_transformer import SentenceTransformerEmbedder
-    from situate.store import BlobStore
+    from situate.stores.sqlite import BlobStore
 
     corpus = load_cookbook()
     every = list(dict.fromkeys(c.text for c in corpus.prechunks))  # distinct: every one a miss

@@ -38,7 +38,7 @@ def searcher_for(pipeline, chunks, contexts, fusion, reranker, store_dir: Path, 
     from situate.embedding.base import CachedEmbeddings
     from situate.pipeline import Searcher
     from situate.reranking.base import CachedReranker
-    from situate.store import BlobStore
+    from situate.stores.sqlite import BlobStore
 
     embeddings = CachedEmbeddings(
         pipeline.embedder, BlobStore(store_dir / f"{name}-queries.sqlite", "embeddings")

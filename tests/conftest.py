@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -200,3 +201,29 @@ class VirtualClock:
     def sleep(self, seconds: float) -> None:
         with self._lock:
             self.now = max(self.now, getattr(self._read, "at", self.now) + seconds)
+
+
+@contextlib.contextmanager
+def small_filesystem(tmp_path: Path, size: str = "96k"):
+    """A tmpfs of ``size`` mounted under ``tmp_path`` (root only; skipped elsewhere)."""
+    mount = tmp_path / f"fs-{uuid.uuid4().hex[:8]}"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def damage(path: Path, offset_fraction: float = 0.5) -> None:
+    """Overwrite the file from ``offset_fraction`` of its length to its end."""
+    n = path.stat().st_size
+    with open(path, "r+b") as f:
+        f.seek(int(n * offset_fraction))
+        f.write(b"\x5a" * (n - int(n * offset_fraction)))

@@ -26,7 +26,8 @@ from situate.providers import vendors
 from situate.rankings import Rankings
 from situate.reranking.base import CachedReranker
 from situate.reranking.cohere_reranker import CohereReranker
-from situate.store import BlobStore, content_hash
+from situate.stores.keys import content_hash
+from situate.stores.sqlite import BlobStore
 
 KEY = "emulator-key-endpoints-77"
 VENDORS = vendors()

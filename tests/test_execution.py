@@ -24,7 +24,7 @@ from situate.errors import SituateError
 from situate.execution import RayExecution, ShardResult, adopt, document_shards, merged_stats
 from situate.paid.llm import LLMResponse
 from situate.records import Chunk, Corpus, Document, Usage
-from situate.store import BlobStore
+from situate.stores.sqlite import BlobStore
 from test_cli import assert_one_line_error
 
 KEY = "emulator-key-execution-13"

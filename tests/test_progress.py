@@ -10,7 +10,7 @@ import numpy as np
 from situate.embedding.base import CachedEmbeddings
 from situate.pipeline import batched_label, embedding_label, queries_label
 from situate.progress import progress_bar
-from situate.store import BlobStore
+from situate.stores.sqlite import BlobStore
 
 
 class LengthEmbedder:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import logging
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +27,9 @@ from situate.pipeline import Pipeline, RunResult, unaccounted
 from situate.preflight import check_stages, stages_of_run
 from situate.records import Chunk, Corpus
 from situate.stages import CHOICE_GROUPS, COMMAND_GROUPS, LLM_GROUPS, PIPELINE_STAGES
-from situate.store import atomic_write_bytes, atomic_write_text, content_hash
+from situate.stores.faults import StorageError, storage_error
+from situate.stores.files import atomic_write_bytes, atomic_write_text
+from situate.stores.keys import content_hash
 from situate.tracking.base import (
     PER_QUESTION,
     RESULT_FILE,
@@ -229,7 +233,6 @@ def run_job(cfg: DictConfig, job: Job) -> dict:
     and the stages built, and ``log_seconds``: the tracker's run opened and written) and what
     they leave out (``unaccounted_seconds``)."""
     started = time.perf_counter()
-    redact_hydra_files(job.hydra_files)
     uses_llm = "llm" in cfg.context  # prompt and llm are composed always, but only meant with it
     groups = CHOICE_GROUPS + (LLM_GROUPS if uses_llm else ())
     choices = {g: job.choices.get(g) for g in groups}
@@ -250,6 +253,40 @@ def run_job(cfg: DictConfig, job: Job) -> dict:
     }
     name = run_name(overrides) or " ".join(f"{g}={choices[g]}" for g in ("context", "fusion"))
     try:
+        with storage_faults(job.output_dir):
+            return _run_job(cfg, job, tracker, name, params, tags, row, started)
+    except StorageError as e:  # the disk or a store: every later job would meet it too
+        row["error"] = str(e)
+        with contextlib.suppress(SituateError):  # on a full disk this may not land either
+            atomic_write_text(job.output_dir / RESULT_FILE, json.dumps(row, indent=1))
+        raise SituateExit(e) from e
+
+
+@contextlib.contextmanager
+def storage_faults(where: Path) -> Iterator[None]:
+    """A fault of the disk that no store named (a library's own write under ``where``) raised as
+    its one-line :class:`StorageError`."""
+    try:
+        yield
+    except (OSError, sqlite3.Error) as e:
+        error = storage_error(e, where, fallback=True)
+        if error is None:
+            raise
+        raise error from e
+
+
+def _run_job(
+    cfg: DictConfig,
+    job: Job,
+    tracker: Tracker,
+    name: str,
+    params: dict,
+    tags: dict,
+    row: dict,
+    started: float,
+) -> dict:
+    try:
+        redact_hydra_files(job.hydra_files)
         check_stages(cfg, stages_of_run(cfg), job.choices)  # before a document is read
         parent = parent_run_id(job.sweep_dir) if job.sweep_dir is not None else None
         pipeline = build_pipeline(cfg)  # a bad parameter stops here, before a run is opened
@@ -259,7 +296,8 @@ def run_job(cfg: DictConfig, job: Job) -> dict:
             opened = time.perf_counter()
             row["run_id"] = run_id
             try:
-                result = pipeline.run()
+                with storage_faults(job.output_dir):  # the run says why it failed, in one line
+                    result = pipeline.run()
             except BaseException:  # Ctrl-C too: what it paid before failing is not lost
                 record_failed_run(tracker, cfg, pipeline)
                 raise
@@ -287,6 +325,8 @@ def run_job(cfg: DictConfig, job: Job) -> dict:
         log.warning("skipped: %s", e)
         atomic_write_text(job.output_dir / RESULT_FILE, json.dumps(row, indent=1))
         return row
+    except StorageError:
+        raise  # the sweep stops (run_job)
     except SituateError as e:
         row["error"] = str(e)
         atomic_write_text(job.output_dir / RESULT_FILE, json.dumps(row, indent=1))

@@ -44,8 +44,15 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    from situate.errors import SituateError, SituateExit
+    import logging
+    import sqlite3
 
+    from situate.errors import SituateError, SituateExit
+    from situate.stores.faults import storage_error
+
+    # a log line that cannot be written (a full disk) is not worth a traceback: the store that
+    # meets the same disk stops the run with its one-line error
+    logging.raiseExceptions = False
     try:
         return command(verb)(rest)
     except SituateExit as e:
@@ -61,6 +68,12 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `situate ... | head`: the reader left, which is not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except (OSError, sqlite3.Error) as e:  # the disk, met where no store named it (Hydra's files)
+        error = storage_error(e)
+        if error is None or debug:
+            raise
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
     except KeyboardInterrupt:
         if "situate.tracking.sweep" in sys.modules:  # a sweep's parent run is closed as KILLED
             sys.modules["situate.tracking.sweep"].interrupted()

@@ -188,6 +188,8 @@ MOVED_TARGETS = {
     "situate.pricing.PriceBook": "situate.money.pricing.PriceBook",
     "situate.estimate.Shape": "situate.money.shapes.Shape",
     "situate.tracking.summary.ResultsTable": "situate.study.results_table.ResultsTable",
+    "situate.store.SqliteStores": "situate.stores.sqlite.SqliteStores",
+    "situate.pgstore.PostgresStores": "situate.postgres.store.PostgresStores",
 }
 
 

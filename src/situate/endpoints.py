@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from situate.errors import SituateError
-from situate.store import BlobStore
+from situate.stores.sqlite import BlobStore
 
 UNVERIFIED_POLICIES = ("refuse", "adopt", "ignore")
 

@@ -222,9 +222,26 @@ def launch(plan: Plan, task_function) -> None:
     from hydra.core.global_hydra import GlobalHydra
 
     try:
-        run_and_report(lambda: _launch(plan, task_function))
+        run_and_report(lambda: _storage_faults_in_one_line(plan, task_function))
     finally:
         GlobalHydra.instance().clear()
+
+
+def _storage_faults_in_one_line(plan: Plan, task_function) -> None:
+    """A fault of the disk met by Hydra's own writes (the job's folder, its saved YAML) stops
+    the run with its one-line error, not Hydra's stack trace."""
+    import sqlite3
+
+    from situate.errors import SituateExit
+    from situate.stores.faults import storage_error
+
+    try:
+        _launch(plan, task_function)
+    except (OSError, sqlite3.Error) as e:
+        error = storage_error(e, str(plan.master.get("output_dir", "output_dir")), fallback=True)
+        if error is None:
+            raise
+        raise SituateExit(error) from e
 
 
 def _launch(plan: Plan, task_function) -> None:

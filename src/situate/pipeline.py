@@ -28,7 +28,6 @@ from situate.errors import SituateError
 from situate.evaluation.evaluate import Evaluation, Evaluator
 from situate.execution import Execution, LocalExecution
 from situate.fusion.base import Fusion
-from situate.locks import exclusive
 from situate.money.costs import (
     CONFIG,
     RUN,
@@ -45,7 +44,11 @@ from situate.rankings import Rankings
 from situate.records import Chunk, Context, Corpus
 from situate.reranking.base import CachedReranker, Reranker
 from situate.sparse.base import SparseEngine
-from situate.store import DirectoryCache, SqliteStores, Stores, content_hash, texts_hash
+from situate.stores.base import Stores
+from situate.stores.files import DirectoryCache
+from situate.stores.keys import content_hash, texts_hash
+from situate.stores.locks import exclusive
+from situate.stores.sqlite import SqliteStores
 from situate.truncation import TokenWindow, Truncation, measure, warnings
 
 log = logging.getLogger(__name__)
@@ -143,12 +146,22 @@ class Pipeline:
         # one commit per request batch: a kill mid-embedding pays again for one batch at most
         self.embeddings = CachedEmbeddings(
             embedder,
-            stores.blobs(Path(cache_dir) / "embeddings.sqlite", "embeddings"),
+            stores.blobs(
+                Path(cache_dir) / "embeddings.sqlite",
+                "embeddings",
+                paid=bool(embedder.identity().get("endpoint")),  # an API's vectors cost money
+            ),
             batch_size=embedder.batch_size,
             unverified=unverified_cache,
         )
         self.reranker_cached = CachedReranker(
-            reranker, stores.blobs(Path(cache_dir) / "rerank.sqlite", "scores"), unverified_cache
+            reranker,
+            stores.blobs(
+                Path(cache_dir) / "rerank.sqlite",
+                "scores",
+                paid=bool(reranker.identity().get("endpoint")),
+            ),
+            unverified_cache,
         )
 
     def endpoints(self) -> dict[str, str]:

@@ -22,7 +22,8 @@ from situate.pipeline import Pipeline, Searcher
 from situate.records import Chunk, Context
 from situate.sparse import jvm
 from situate.stages import INDEX_CONFIG_GROUPS, INDEX_IDENTITY_GROUPS
-from situate.store import DirectoryCache, content_hash
+from situate.stores.files import DirectoryCache
+from situate.stores.keys import content_hash
 
 RETRIEVERS = ("dense", "sparse")
 

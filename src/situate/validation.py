@@ -514,7 +514,7 @@ def _signed(metric: str, x: float) -> str:
 
 
 def write(v: Validation, study: str, folder: Path) -> tuple[Path, Path]:
-    from situate.store import atomic_write_text
+    from situate.stores.files import atomic_write_text
 
     folder.mkdir(parents=True, exist_ok=True)
     md, js = folder / "validation.md", folder / "validation.json"

@@ -150,7 +150,7 @@ def cookbook_vectors() -> tuple[np.ndarray, np.ndarray]:
         pytest.skip(f"cookbook data not found at {COOKBOOK} (run `situate data fetch cookbook`)")
     from situate.embedding.base import CachedEmbeddings
     from situate.embedding.onnx_minilm import OnnxMiniLMEmbedder
-    from situate.store import BlobStore
+    from situate.stores.sqlite import BlobStore
 
     docs = json.loads(chunks_file.read_text(encoding="utf-8"))
     texts = [chunk["content"] for doc in docs for chunk in doc["chunks"]]

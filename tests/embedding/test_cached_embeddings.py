@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from situate.embedding.base import CachedEmbeddings, normalize
-from situate.store import BlobStore
+from situate.stores.sqlite import BlobStore
 
 
 class FakeEmbedder:

@@ -18,7 +18,8 @@ from document_fixtures import (
 )
 from situate.errors import SituateError
 from situate.parsing.reader import DEFAULT_SUFFIXES, DocumentReader, default_parsers
-from situate.store import BlobStore, content_hash
+from situate.stores.keys import content_hash
+from situate.stores.sqlite import BlobStore
 
 
 def reader(**kwargs) -> DocumentReader:

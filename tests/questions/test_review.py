@@ -205,7 +205,7 @@ def test_near_duplicate_goes_through_the_embedding_store(minilm, tmp_path: Path)
         question("g-2", "What is the rate limit for the Pro plan?"),
     ]
     assert list(f.removals(qs, [])) == ["g-2"]
-    from situate.store import BlobStore
+    from situate.stores.sqlite import BlobStore
 
     assert len(BlobStore(tmp_path / "e.sqlite", "embeddings")) == 2  # one query vector each
 

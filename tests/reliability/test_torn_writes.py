@@ -21,7 +21,8 @@ from reliability_support import (
 
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.money.pricing import load_price_book
-from situate.store import BlobStore, DirectoryCache, atomic_write_text
+from situate.stores.files import DirectoryCache, atomic_write_text
+from situate.stores.sqlite import BlobStore
 
 # -- DirectoryCache ----------------------------------------------------------------------------
 
@@ -31,7 +32,7 @@ def test_a_directory_build_killed_halfway_is_never_read_and_is_redone(tmp_path):
     proc = child(
         f"""
         import os, signal
-        from situate.store import DirectoryCache
+        from situate.stores.files import DirectoryCache
         with DirectoryCache({str(tmp_path)!r}).writing("dense", {key!r}) as tmp:
             (tmp / "index.faiss").write_bytes(b"half an ind")
             os.kill(os.getpid(), signal.SIGKILL)  # before the folder is renamed into place
@@ -67,7 +68,7 @@ def test_replacing_a_folder_swaps_it_whole(tmp_path):
             (tmp / "manifest.json").write_text(version)
             (tmp / version).write_text(version)
     folder = cache.path("index", key)
-    assert sorted(p.name for p in folder.iterdir()) == ["manifest.json", "new"]
+    assert sorted(p.name for p in folder.iterdir()) == [".manifest.json", "manifest.json", "new"]
     assert [p.name for p in folder.parent.iterdir()] == [key]  # the old one is gone
     with cache.writing("index", key) as tmp:  # without replace, an existing folder is kept
         (tmp / "manifest.json").write_text("other")
@@ -82,10 +83,10 @@ def test_a_transaction_killed_mid_batch_leaves_nothing_of_that_batch(tmp_path):
     proc = child(
         f"""
         import os, signal
-        from situate.store import BlobStore
+        from situate.stores.sqlite import BlobStore
         store = BlobStore({str(db)!r}, "embeddings")
         store.put_many([(f"a{{i}}", b"x" * 100) for i in range(100)])  # committed
-        with store._connect() as conn:  # the next batch, killed halfway through its rows
+        with store._transaction() as conn:  # the next batch, killed halfway through its rows
             for i in range(100):
                 conn.execute("INSERT OR REPLACE INTO embeddings VALUES (?, ?)", (f"b{{i}}", b"y" * 100))
                 if i == 50:
@@ -108,7 +109,7 @@ def test_batches_killed_at_random_times_are_all_or_nothing(tmp_path):
     for round_ in range(3):
         proc = child(
             f"""
-            from situate.store import BlobStore
+            from situate.stores.sqlite import BlobStore
             store = BlobStore({str(db)!r}, "vectors")
             for b in range(10_000):
                 store.put_many([(f"{round_}-{{b}}-{{i}}", bytes(2048)) for i in range(300)])
@@ -138,7 +139,7 @@ def test_atomic_files_are_old_or_new_never_a_prefix(tmp_path):
     size = 8_000_000
     proc = child(
         f"""
-        from situate.store import atomic_write_text
+        from situate.stores.files import atomic_write_text
         for i in range(1000):
             atomic_write_text({str(target)!r}, "AB"[i % 2] * {size})
         """

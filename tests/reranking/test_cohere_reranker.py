@@ -10,7 +10,7 @@ from situate.errors import SituateError
 from situate.rankings import Rankings
 from situate.reranking.base import CachedReranker
 from situate.reranking.cohere_reranker import CohereReranker
-from situate.store import BlobStore
+from situate.stores.sqlite import BlobStore
 
 KEY = "co-rerank-test-5566"
 

@@ -151,6 +151,28 @@ VERBS: dict[str, Verb] = {
         "serve a local emulator of that provider's API (real token accounting, prompt caching, "
         "injected faults) to run the pipeline against for free",
     ),
+    "cache": Verb(
+        "situate.commands.cache",
+        "[cache_dir=PATH] [--json] [--fast]",
+        "what the cache keeps (contexts, embeddings, judgments, questions, indexes): check every "
+        "store's integrity and its journal of paid answers, and repair a damaged one (moved into "
+        "cache_dir/damaged/, never deleted; rebuilt from what can be read and from its journal)",
+        ("situate cache check", "situate cache repair cache_dir=outputs/cache"),
+        subverbs={
+            "check": Verb(
+                "situate.commands.cache",
+                "[cache_dir=PATH] [--json] [--fast]",
+                "say per store what is wrong (exit 1 when anything is damaged); --fast checks "
+                "index files by size, not hash",
+            ),
+            "repair": Verb(
+                "situate.commands.cache",
+                "[cache_dir=PATH] [--json]",
+                "move each damaged store aside and rebuild it; say how many entries were "
+                "recovered and how many must be computed again, with their cost",
+            ),
+        },
+    ),
     "data": Verb(
         "situate.commands.data",
         "fetch NAME [--dest DIR]",

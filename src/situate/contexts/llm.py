@@ -55,7 +55,7 @@ from situate.paid.ratelimit import (
 from situate.paid.schedule import Schedule
 from situate.progress import progress_bar
 from situate.records import Chunk, Context, Corpus, Document
-from situate.store import Stores
+from situate.stores.base import Stores
 
 log = logging.getLogger(__name__)
 

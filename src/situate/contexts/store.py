@@ -19,7 +19,9 @@ from situate.endpoints import recover_unverified
 from situate.errors import SituateError
 from situate.paid.llm import LLMProvider
 from situate.records import Usage
-from situate.store import ChargeRows, SqliteStores, Stores, content_hash
+from situate.stores.base import ChargeRows, Stores
+from situate.stores.keys import content_hash
+from situate.stores.sqlite import SqliteStores
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +63,7 @@ class ContextStore:
 
     def __init__(self, path: str | Path, stores: Stores | None = None):
         stores = stores or SqliteStores()
-        self.blobs = stores.blobs(path, "contexts")
+        self.blobs = stores.blobs(path, "contexts", paid=True)
         self.charges = ChargeRows(stores.blobs(path, "context_charges"))
 
     @staticmethod

@@ -25,9 +25,10 @@ from situate.datasets.base import (
 )
 from situate.datasets.sample import sample_questions
 from situate.errors import SituateError
-from situate.locks import exclusive
 from situate.records import Chunk, Corpus, Document, Question, Span
-from situate.store import DirectoryCache, content_hash
+from situate.stores.files import DirectoryCache
+from situate.stores.keys import content_hash
+from situate.stores.locks import exclusive
 
 # the corpus cache: <corpus_cache>/cookbook/<key>/corpus.pkl; CORPUS_FORMAT is part of the key,
 # raised when what is stored (situate.records.Corpus) changes

@@ -49,12 +49,13 @@ from situate.datasets.quotes import (
     normalized_quote,
 )
 from situate.errors import SituateError
-from situate.locks import exclusive
 from situate.parsing import titles
 from situate.parsing.base import SIDECAR_SUFFIX, Parser
 from situate.parsing.reader import DEFAULT_SUFFIXES, DocumentReader, ReadResult, default_parsers
 from situate.records import Chunk, Corpus, Document, Question, Span
-from situate.store import DirectoryCache, content_hash
+from situate.stores.files import DirectoryCache
+from situate.stores.keys import content_hash
+from situate.stores.locks import exclusive
 
 QA_EXPECTED = (
     'dataset=folder reads one JSON list of questions ([{"q": ..., "gold": [...]}, ...]); put the '

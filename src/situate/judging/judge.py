@@ -23,7 +23,7 @@ from situate.paid.budget import Budget
 from situate.paid.calls import PaidCalls
 from situate.paid.llm import LLMProvider, LLMRequest, LLMResponse
 from situate.progress import progress_bar
-from situate.store import Stores
+from situate.stores.base import Stores
 from situate.threads import map_on_daemon_threads
 
 log = logging.getLogger(__name__)
@@ -160,7 +160,7 @@ class Judge:
 
                     def call(kp: tuple[str, Pair]) -> None:
                         # unless another process stored it meanwhile (Postgres: or is paying for
-                        # it now: its answer is waited for, see situate.pgstore)
+                        # it now: its answer is waited for, see situate.postgres.store)
                         key, pair = kp
                         with self.store.claim(key, self.endpoint) as peers:
                             if peers is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from situate.store import content_hash
+from situate.stores.keys import content_hash
 
 SCALE = {
     0: "unrelated to the question",

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from situate.llm.answer_store import AnswerStore, StoredAnswer
-from situate.store import Stores, content_hash
+from situate.stores.base import Stores
+from situate.stores.keys import content_hash
 
 
 @dataclass

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from situate.errors import SituateError
 from situate.judging.agreement import Agreement
-from situate.store import atomic_write_text
+from situate.stores.files import atomic_write_text
 
 JUDGED_FILE = "judged.json"
 

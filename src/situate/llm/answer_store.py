@@ -3,7 +3,7 @@
 Each answer is one row (SQLite or ``store=postgres``, one transaction per answer) under a key its
 owner computes from the model's identity with its endpoint (so an emulator's answers are never
 served to a run against the real API) and what was asked. The same file keeps a charge row per
-attempt that may have been billed without its answer stored (:class:`situate.store.ChargeRows`;
+attempt that may have been billed without its answer stored (:class:`situate.stores.base.ChargeRows`;
 :class:`situate.contexts.store.ContextStore` explains the protocol), and a key can be claimed
 while it is paid for, so two processes sharing a Postgres store pay for it once.
 """
@@ -19,7 +19,8 @@ from typing import Generic, TypeVar
 
 from situate.errors import SituateError
 from situate.records import Usage
-from situate.store import ChargeRows, SqliteStores, Stores
+from situate.stores.base import ChargeRows, Stores
+from situate.stores.sqlite import SqliteStores
 
 
 @dataclass
@@ -53,7 +54,7 @@ class AnswerStore(Generic[A]):
         stores: Stores | None = None,
     ):  # fmt: skip
         stores = stores or SqliteStores()
-        self.blobs = stores.blobs(path, table)
+        self.blobs = stores.blobs(path, table, paid=True)
         self.charges = ChargeRows(stores.blobs(path, charges))
         self.record, self.what = record, what
 

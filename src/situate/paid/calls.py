@@ -8,7 +8,7 @@ generator; the context stage passes the same :class:`CallGate`):
 2. every attempt (first try and each retry of :mod:`situate.paid.retry`) passes the
    :class:`CallGate`: the requests/tokens-per-minute ceiling, the AIMD limit on attempts in flight
    (:mod:`situate.paid.ratelimit`), a new reservation after an ambiguous attempt, and a charge row
-   in the store (:class:`situate.store.ChargeRows`) while the attempt may be billed without its
+   in the store (:class:`situate.stores.base.ChargeRows`) while the attempt may be billed without its
    answer kept;
 3. the answer is handed to ``keep`` (which commits it to the stage's store, one transaction), and
    only then is the charge row deleted and the reservation settled at the billed cost.
@@ -40,7 +40,7 @@ from situate.paid.ratelimit import (
 )
 from situate.paid.retry import attempt_gate
 from situate.paid.schedule import CacheWindowMissed
-from situate.store import ChargeRows
+from situate.stores.base import ChargeRows
 
 Keep = Callable[[str, LLMResponse], None]  # commit one answer (key, response) to the store
 

@@ -1,7 +1,7 @@
 """Read the files of a folder into documents: a parser per suffix, a parse cache, bad files.
 
 Parsed text is cached by content: the key is ``content_hash(parser identity, sha256 of the file's
-bytes)`` in a :class:`~situate.store.BlobStore`, so a changed file (or a changed parser option)
+bytes)`` in a :class:`~situate.stores.sqlite.BlobStore`, so a changed file (or a changed parser option)
 is parsed again and every other file is read from the cache. A file that cannot be read raises
 its one-line :class:`~situate.errors.SituateError`, or with ``on_bad_file="skip"`` is logged,
 left out and counted.
@@ -20,7 +20,8 @@ from situate.errors import SituateError
 from situate.parsing.base import SIDECAR_SUFFIX, ParsedDocument, Parser, document_title
 from situate.parsing.titles import SOURCES
 from situate.records import Document
-from situate.store import BlobStore, content_hash
+from situate.stores.keys import content_hash
+from situate.stores.sqlite import BlobStore
 
 log = logging.getLogger("situate")
 

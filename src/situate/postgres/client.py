@@ -33,7 +33,7 @@ _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 def table_name(kind: str, identity: dict, data_hash: str) -> tuple[str, str]:
     """``(name, key)``: the key is sha256 of what the table holds (engine identity, data), as
     index folders are keyed; the name is ``<kind>_`` and the key's first 40 hex digits."""
-    from situate.store import content_hash
+    from situate.stores.keys import content_hash
 
     key = content_hash(kind, identity, data_hash)
     return f"{kind}_{key[:40]}", key

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from situate.errors import SituateError
-from situate.locks import exclusive
+from situate.stores.locks import exclusive
 from situate.postgres import DSN_ENV, INSTALL_FIX, psycopg_module
 
 log = logging.getLogger(__name__)

@@ -40,7 +40,8 @@ from situate.errors import SituateError
 from situate.paid.llm import LLMCallFailed, LLMProvider, LLMRequest
 from situate.records import Corpus, Document
 from situate.sparse.bm25s_engine import Bm25sEngine
-from situate.store import BlobStore, content_hash
+from situate.stores.keys import content_hash
+from situate.stores.sqlite import BlobStore
 
 log = logging.getLogger("situate")
 FILTERS = (
@@ -292,7 +293,7 @@ class AnswerableWithoutCorpus:
         self.llm = llm
         self.min_recall = min_recall
         self.max_tokens = max_tokens
-        self.store = BlobStore(store, "closed_book_answers") if store else None
+        self.store = BlobStore(store, "closed_book_answers", paid=True) if store else None
 
     def removals(
         self, questions: Sequence[GeneratedQuestion], documents: Sequence[Document]
@@ -473,7 +474,8 @@ def embedding_function(embedder: Embedder, store: str | None):
     vectors) if given; ``progress(n, total)`` is told of each batch the store's embedder does."""
     if store is None:  # no store, no batches to count: the bar waits for the whole
         return lambda texts, kind="query", progress=None: embedder.encode(list(texts), kind)
-    cached = CachedEmbeddings(embedder, BlobStore(store, "embeddings"))
+    paid = bool(embedder.identity().get("endpoint"))  # an API's vectors cost money
+    cached = CachedEmbeddings(embedder, BlobStore(store, "embeddings", paid=paid))
     return lambda texts, kind="query", progress=None: cached(list(texts), kind, progress)
 
 

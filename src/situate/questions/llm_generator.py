@@ -33,7 +33,8 @@ from situate.questions.prompts import (
     templates_hash,
 )
 from situate.questions.store import GenerationStore, StoredGeneration
-from situate.store import Stores, content_hash
+from situate.stores.base import Stores
+from situate.stores.keys import content_hash
 
 log = logging.getLogger(__name__)
 

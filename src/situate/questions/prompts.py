@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from situate.questions.base import GenerationRequest
-from situate.store import content_hash
+from situate.stores.keys import content_hash
 
 STRATEGIES = ("factual", "context_dependent", "paraphrase")
 

@@ -8,7 +8,7 @@ text: a rerun pays nothing, a larger target pays only for its new passages, and 
 document pays only for the passages whose text or prompt changed. The model's raw answer is
 stored (parsed again on every read), so a better parser needs no new call. Like the context and
 judgment stores, the same file keeps a charge row per attempt that may have been billed without
-its answer stored (:class:`situate.store.ChargeRows`).
+its answer stored (:class:`situate.stores.base.ChargeRows`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from situate.llm.answer_store import AnswerStore, StoredAnswer
-from situate.store import Stores, content_hash
+from situate.stores.base import Stores
+from situate.stores.keys import content_hash
 
 
 class StoredGeneration(StoredAnswer):

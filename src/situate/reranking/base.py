@@ -9,7 +9,8 @@ import numpy as np
 from situate.endpoints import legacy_identity, recover_unverified
 from situate.money.billing import Billed
 from situate.rankings import Rankings, sort_desc
-from situate.store import BlobStore, content_hash
+from situate.stores.keys import content_hash
+from situate.stores.sqlite import BlobStore
 from situate.truncation import TokenWindow
 
 

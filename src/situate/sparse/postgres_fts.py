@@ -21,7 +21,7 @@ from situate.postgres import DSN_ENV
 from situate.postgres.client import Postgres, read_manifest, table_name, write_manifest
 from situate.rankings import Rankings
 from situate.sparse.base import paired_contexts
-from situate.store import texts_hash
+from situate.stores.keys import texts_hash
 
 RANKS = ("ts_rank", "ts_rank_cd")
 TEXTS_FILE = "texts.json"

@@ -22,7 +22,7 @@ import numpy as np
 
 from situate.errors import SituateError
 from situate.stages import TAGGED_GROUPS
-from situate.store import content_hash
+from situate.stores.keys import content_hash
 from situate.study.writing_cost import WritingCost, writing_cost
 from situate.tracking.base import PER_QUESTION, RESULT_FILE, without_credentials
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from situate.locks import exclusive
+from situate.stores.locks import exclusive
 
 
 def held_elsewhere(path: Path) -> bool:

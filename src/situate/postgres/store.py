@@ -3,7 +3,7 @@ every process and machine that reaches it.
 
 The server is the one ``dense: pgvector`` uses (:class:`situate.postgres.client.Postgres`):
 ``$SITUATE_PG_DSN`` when set (never logged), else the embedded server under ``data_dir``. Each
-store of :class:`situate.store.BlobStore` (contexts, charge rows, embeddings, rerank scores,
+store of :class:`situate.stores.sqlite.BlobStore` (contexts, charge rows, embeddings, rerank scores,
 judgments, parsed documents) is a table ``<schema>.<its SQLite table>`` of ``(key text PRIMARY
 KEY, value bytea)``, keyed as in SQLite, so the same run finds the same entries on either
 backend. Semantics are SQLite's: every ``put_many``, ``delete_many`` and ``move`` is one
@@ -65,9 +65,10 @@ class PostgresStores:
         self._local = threading.local()  # one connection per thread (a claim is its session's)
         self._pid = os.getpid()
 
-    def blobs(self, path: str | Path, table: str) -> PostgresBlobStore:
+    def blobs(self, path: str | Path, table: str, paid: bool = False) -> PostgresBlobStore:
         """The table standing for ``table`` of the SQLite file ``path`` (the path names no table:
-        keys are content hashes, so every run shares one table per kind)."""
+        keys are content hashes, so every run shares one table per kind). ``paid`` needs nothing
+        more here: the server's own write-ahead log keeps a committed answer."""
         return PostgresBlobStore(self, table)
 
     def connection(self):
@@ -83,7 +84,7 @@ class PostgresStores:
 
 
 class PostgresBlobStore:
-    """One store as a Postgres table, with the methods of :class:`situate.store.BlobStore`."""
+    """One store as a Postgres table, with the methods of :class:`situate.stores.sqlite.BlobStore`."""
 
     def __init__(self, stores: PostgresStores, table: str):
         from psycopg import sql

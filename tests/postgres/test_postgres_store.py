@@ -19,12 +19,12 @@ import pytest
 from situate.contexts.store import StoredContext
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.errors import SituateError
-from situate.pgstore import PostgresStores
+from situate.postgres.store import PostgresStores
 from situate.postgres.embedded import embedded_server
-from situate.store import ChargeRows
+from situate.stores.base import ChargeRows
 
 psycopg = pytest.importorskip("psycopg")
-RELIABILITY = Path(__file__).resolve().parent / "reliability"
+RELIABILITY = Path(__file__).resolve().parents[1] / "reliability"
 sys.path.insert(0, str(RELIABILITY))
 from reliability_support import HANG, KEY, context, corpus, wait_until  # noqa: E402
 
@@ -112,7 +112,7 @@ def contextualizer(emu: AnthropicEmulator, pg: dict, out: Path) -> subprocess.Po
 import json, sys
 sys.path.insert(0, {str(RELIABILITY)!r})
 from reliability_support import context, corpus
-from situate.pgstore import PostgresStores
+from situate.postgres.store import PostgresStores
 
 class Remote:
     url = {emu.url!r}

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from situate.store import BlobStore, DirectoryCache, content_hash, texts_hash
+from situate.stores.files import DirectoryCache
+from situate.stores.keys import content_hash, texts_hash
+from situate.stores.sqlite import BlobStore
 
 # ---------------------------------------------------------------- hashes
 

@@ -1,0 +1,211 @@
+"""Faults of the disk and of a store as user-facing errors: one line that names the file or
+server, what is wrong and the fix, exit 2, never a traceback.
+
+:func:`storage_error` turns what the operating system or SQLite raised into a
+:class:`StorageError`; :func:`guarded` does it around a block of store or file work. Every store
+of :mod:`situate.stores` (and the run's own files) goes through them, so a full disk met while
+writing an embedding reads as a full disk, not as ``sqlite3.OperationalError: disk I/O error``.
+
+The fixes name ``situate cache check`` / ``situate cache repair``: a damaged SQLite file is moved
+aside (never deleted) and rebuilt from what can still be read and from its journal of paid
+answers (:mod:`situate.stores.journal`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+from situate.errors import SituateError
+
+CHECK = "situate cache check"
+REPAIR = "situate cache repair"
+# below this many free bytes a "disk I/O error" of SQLite is read as a full disk: SQLite reports a
+# failed write in WAL mode as SQLITE_IOERR (not SQLITE_FULL) when the disk fills during a commit
+NEARLY_FULL_BYTES = 4 << 20
+
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+READ_ONLY = (errno.EROFS,)
+DENIED = (errno.EACCES, errno.EPERM)
+VANISHED = (errno.ENOENT, errno.ENOTDIR, errno.ESTALE, errno.ENODEV, errno.ENXIO)
+IO = (errno.EIO,)
+KEPT = "what is already stored is kept"
+
+
+class StorageError(SituateError):
+    """A fault of the disk or of a store (full, read-only, vanished, damaged, locked, gone).
+
+    Unlike a job's own bad input, it stops a whole sweep: every later job would meet it too.
+    ``where`` is the file, folder or server it was met at; ``kind`` one of ``no_space``,
+    ``read_only``, ``denied``, ``vanished``, ``io``, ``damaged``, ``locked``, ``server``.
+    """
+
+    def __init__(self, where: str | Path, kind: str, message: str) -> None:
+        self.where, self.kind = str(where), kind
+        super().__init__(message)
+
+
+def free_bytes(path: str | Path) -> int | None:
+    """Free bytes on the filesystem holding ``path`` (its nearest existing folder), or None."""
+    path = Path(path)
+    for folder in (path, *path.parents):
+        try:
+            return shutil.disk_usage(folder).free
+        except OSError:
+            continue
+    return None
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1024 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TB"  # pragma: no cover
+
+
+def _free_note(where: str | Path) -> str:
+    free = free_bytes(where)
+    return "" if free is None else f" ({human_bytes(free)} free)"
+
+
+def no_space(where: str | Path) -> StorageError:
+    return StorageError(
+        where,
+        "no_space",
+        f"{where}: no space left on the device{_free_note(where)}; free space there, or point "
+        f"cache_dir= / output_dir= at a larger disk, and run the same command again: {KEPT}",
+    )
+
+
+def _errno_error(code: int, where: str | Path, detail: str) -> StorageError | None:
+    if code in NO_SPACE:
+        return no_space(where)
+    if code in READ_ONLY:
+        return StorageError(
+            where,
+            "read_only",
+            f"{where}: the filesystem is read-only; point cache_dir= / output_dir= at a "
+            "writable folder (or remount it read-write) and run again",
+        )
+    if code in DENIED:
+        return StorageError(
+            where,
+            "denied",
+            f"{where}: permission denied ({detail}); make it writable by this user (chmod / "
+            "chown) or point cache_dir= / output_dir= at a folder of yours, and run again",
+        )
+    if code in VANISHED:
+        return StorageError(
+            where,
+            "vanished",
+            f"{where}: the file or its folder is gone ({detail}: deleted, or its drive unmounted "
+            "during the run); mount it again or point cache_dir= / output_dir= at a folder that "
+            f"exists, and run again; then `{CHECK}`",
+        )
+    if code in IO:
+        return StorageError(
+            where,
+            "io",
+            f"{where}: input/output error (a failing disk, or a network drive that dropped); "
+            f"check the drive, then run `{CHECK} cache_dir=<your cache_dir>` (and `{REPAIR}` if "
+            "it finds damage) before running again",
+        )
+    return None
+
+
+def _sqlite_error(exc: sqlite3.Error, where: str | Path) -> StorageError | None:
+    text = str(exc).lower()
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if (
+        "malformed" in text
+        or "not a database" in text
+        or name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+    ):
+        return StorageError(
+            where,
+            "damaged",
+            f"{where}: the store is damaged ({exc}); run `{REPAIR} "
+            f"cache_dir={Path(where).parent}`: it moves the file aside (never deletes it) and "
+            "rebuilds it from what can be read and from its journal of paid answers; then run "
+            "again",
+        )
+    if "database or disk is full" in text or name == "SQLITE_FULL":
+        return no_space(where)
+    if "locked" in text or name.startswith("SQLITE_BUSY"):
+        return StorageError(
+            where,
+            "locked",
+            f"{where}: locked by another process past the wait for it ({exc}); stop the process "
+            f"that holds it (`fuser {where}` names it) or wait for it to finish, and run again",
+        )
+    if "readonly" in text or name.startswith("SQLITE_READONLY"):
+        folder = Path(where).parent
+        code = errno.EROFS if _read_only_fs(folder) else errno.EACCES
+        return _errno_error(code, where, "the database cannot be written")
+    if "unable to open" in text or name.startswith("SQLITE_CANTOPEN"):
+        folder = Path(where).parent
+        if not folder.exists():
+            return _errno_error(errno.ENOENT, where, "its folder does not exist")
+        if _read_only_fs(folder):
+            return _errno_error(errno.EROFS, where, "SQLite cannot open it")
+        return _errno_error(errno.EACCES, where, "SQLite cannot open it")
+    if "disk i/o error" in text or name.startswith("SQLITE_IOERR"):
+        free = free_bytes(where)
+        if free is not None and free < NEARLY_FULL_BYTES:
+            return no_space(where)
+        if not Path(where).parent.exists():
+            return _errno_error(errno.ENOENT, where, "its folder does not exist")
+        return _errno_error(errno.EIO, where, str(exc))
+    return None
+
+
+def _read_only_fs(folder: Path) -> bool:
+    import os
+
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def storage_error(
+    exc: BaseException, where: str | Path | None = None, fallback: bool = False
+) -> StorageError | None:
+    """The one-line error for ``exc`` met at ``where`` (the file or folder the user knows, e.g.
+    the store rather than its temporary file; with ``fallback``, only when an ``OSError`` names
+    no file of its own), or None when ``exc`` is not a storage fault."""
+    if isinstance(exc, StorageError):
+        return exc
+    if isinstance(exc, sqlite3.Error):
+        return _sqlite_error(exc, where if where is not None else "a SQLite store")
+    if isinstance(exc, OSError) and exc.errno is not None:
+        named = where if where is not None and not (fallback and exc.filename) else exc.filename
+        return _errno_error(exc.errno, named or "a file", exc.strerror or str(exc))
+    if isinstance(exc, RuntimeError | OSError) and where is not None:  # C++ libraries (faiss)
+        text = str(exc).lower()
+        if "no space left" in text:
+            return no_space(where)
+        if "input/output error" in text:
+            return _errno_error(errno.EIO, where, str(exc))
+        if "write error" in text or "fwrite" in text:  # faiss says no more than that
+            free = free_bytes(where)
+            if free is not None and free < NEARLY_FULL_BYTES:
+                return no_space(where)
+    return None
+
+
+@contextlib.contextmanager
+def guarded(where: str | Path) -> Iterator[None]:
+    """Raise a storage fault met in the block as its :class:`StorageError` (named ``where``)."""
+    try:
+        yield
+    except (OSError, sqlite3.Error) as e:
+        error = storage_error(e, where)
+        if error is None:
+            raise
+        raise error from e
