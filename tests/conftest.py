@@ -177,10 +177,30 @@ def live_mlflow_server(folder: Path) -> Iterator[int]:
     )  # fmt: skip
     try:
         assert any("Uvicorn running on" in line for line in server.stdout), "mlflow server exited"
+        # the rest of its output is read as it comes (a full pipe would stall the server)
+        threading.Thread(target=lambda: [None for _ in server.stdout], daemon=True).start()
+        wait_for_health(f"http://127.0.0.1:{port}/health")  # listening is not yet answering
         yield port
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=120)
+
+
+def wait_for_health(url: str, attempts: int = 600) -> None:
+    """Until ``url`` answers 200 (a busy machine's first answer can take many seconds); each
+    attempt waits for the answer itself, so this is not a timed wait but a bounded number of
+    tries."""
+    import urllib.error
+    import urllib.request
+
+    for _ in range(attempts):
+        try:
+            with urllib.request.urlopen(url, timeout=30) as answer:
+                if answer.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            threading.Event().wait(0.2)
+    raise AssertionError(f"{url} never answered")
 
 
 class VirtualClock:

@@ -292,7 +292,7 @@ def _run_job(
         pipeline = build_pipeline(cfg)  # a bad parameter stops here, before a run is opened
         tags.update(pipeline.endpoints())  # an emulator's run says so on its page
         built = time.perf_counter()
-        with tracker.run(name, params, tags, parent_run_id=parent) as run_id:
+        with tracker.run(name, params, tags, parent, folder=job.output_dir) as run_id:
             opened = time.perf_counter()
             row["run_id"] = run_id
             try:

@@ -56,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return command(verb)(rest)
     except SituateExit as e:
+        if "situate.tracking.sweep" in sys.modules:  # a sweep it stopped: its parent run FAILED
+            sys.modules["situate.tracking.sweep"].stopped(e.error)
         if debug:
             raise e.error from None
         print(f"error: {e.error}", file=sys.stderr)

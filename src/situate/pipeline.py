@@ -45,6 +45,7 @@ from situate.records import Chunk, Context, Corpus
 from situate.reranking.base import CachedReranker, Reranker
 from situate.sparse.base import SparseEngine
 from situate.stores.base import Stores
+from situate.stores.faults import ensure_space
 from situate.stores.files import DirectoryCache
 from situate.stores.keys import content_hash, texts_hash
 from situate.stores.locks import exclusive
@@ -52,6 +53,8 @@ from situate.stores.sqlite import SqliteStores
 from situate.truncation import TokenWindow, Truncation, measure, warnings
 
 log = logging.getLogger(__name__)
+# an embedder whose identity does not say its vectors' size: assume a large one (OpenAI's)
+DIMENSIONS_IF_UNSAID = 1536
 # The chunk cache: ``cache/index/chunks/<key>/chunks.pkl``; part of the key, raised when a
 # chunker's output or the stored form changes.
 CHUNKS_FORMAT = 1
@@ -462,6 +465,12 @@ class Pipeline:
                 self.dense.load(folder)
                 log.info("dense index: cached (%s)", folder.name[:12])
                 return folder
+            dims = int(self.embedder.identity().get("dimensions") or DIMENSIONS_IF_UNSAID)
+            ensure_space(  # the vectors twice (the embedding store, the index) and their keys
+                folder.parent,
+                len(texts) * (dims * 4 * 2 + 256),
+                f"the dense index of {len(texts)} texts",
+            )
             with progress_bar(embedding_label(texts)) as advance:
                 vectors = self.execution.embed(self.embeddings, texts, "document", advance)
             self.dense.build(np.asarray(vectors, dtype=np.float32))
@@ -477,6 +486,8 @@ class Pipeline:
                 self.sparse.load(folder)
                 log.info("sparse index: cached (%s)", folder.name[:12])
                 return folder
+            size = sum(len(t) for t in texts) + sum(len(c) for c in contexts or ())
+            ensure_space(folder.parent, 3 * size, f"the sparse index of {len(texts)} texts")
             self.sparse.build(texts, contexts)
             with self.cache.writing("sparse", folder.name) as tmp:
                 self.sparse.save(tmp)

@@ -1,6 +1,7 @@
 """``store: postgres`` on a real embedded server: the stores' semantics, four processes sharing one
 context store against the Anthropic emulator (each context paid once, a killed peer's claims
-taken over), and the faults: unreachable, wrong password, read-only, the server killed mid-write."""
+taken over), and the faults: unreachable, wrong password, read-only, the server killed mid-write
+(started again, the run goes on; more restarts in test_postgres_restart.py)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ import pytest
 from situate.contexts.store import StoredContext
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.errors import SituateError
-from situate.postgres.store import PostgresStores
 from situate.postgres.embedded import embedded_server
+from situate.postgres.store import PostgresStores
 from situate.stores.base import ChargeRows
 
 psycopg = pytest.importorskip("psycopg")
@@ -267,7 +268,7 @@ def test_an_emulators_answers_in_postgres_are_not_served_to_the_real_apis(
     from situate.embedding.openai_embedder import OpenAIEmbedder
     from situate.emulators.openai_api import OpenAIEmulator
     from situate.llm.anthropic_provider import AnthropicProvider
-    from situate.store import content_hash
+    from situate.stores.keys import content_hash
 
     for variable in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
         monkeypatch.delenv(variable, raising=False)
@@ -294,7 +295,13 @@ def test_an_emulators_answers_in_postgres_are_not_served_to_the_real_apis(
 
 
 @pytest.mark.slow
-def test_server_killed_mid_write_is_one_line_and_a_rerun_resumes(key_env) -> None:
+def test_server_killed_mid_write_is_started_again_and_the_run_goes_on(key_env) -> None:
+    """The whole embedded server killed (as an OOM killer would) while calls are in flight: their
+    answers are stored on new connections (the client starts the server again; it recovers),
+    the run finishes, and each context is paid once and stored whole. A server that stays away
+    is one line: tests/postgres/test_postgres_restart.py."""
+    import threading
+
     import psutil
 
     data_dir = Path(tempfile.mkdtemp(prefix="situate-pgstore-kill-"))
@@ -306,14 +313,13 @@ def test_server_killed_mid_write_is_one_line_and_a_rerun_resumes(key_env) -> Non
             first = context(emu, "unused.sqlite", stores=PostgresStores(**kwargs), concurrency=2)
             emu.hold(after=2)  # two contexts are answered and stored, the next calls wait
             failures: list[BaseException] = []
+            texts: list[str] = []
 
             def run() -> None:
                 try:
-                    first.contextualize(corp, chunks)
+                    texts.extend(c.text for c in first.contextualize(corp, chunks))
                 except BaseException as e:  # noqa: BLE001 - looked at below
                     failures.append(e)
-
-            import threading
 
             thread = threading.Thread(target=run)
             thread.start()
@@ -329,19 +335,13 @@ def test_server_killed_mid_write_is_one_line_and_a_rerun_resumes(key_env) -> Non
             assert not alive, alive
             emu.release()  # the held calls are answered; their commits find no server
             thread.join(HANG)
-            (failure,) = failures
-            assert isinstance(failure, SituateError)
-            message = str(failure)
-            assert "\n" not in message
-            assert message.startswith("Postgres: cannot ")
-            assert "the server went away mid-way" in message or "check the server" in message
-            rerun = context(emu, "unused.sqlite", stores=PostgresStores(**kwargs), concurrency=2)
-            texts = [c.text for c in rerun.contextualize(corp, chunks)]
-            assert rerun.stats["contexts_from_store"] >= 2
+            assert not thread.is_alive() and failures == []
             billed = billed_keys(emu)
         stored = stored_contexts(kwargs)  # every row whole: each parses
         assert len(stored) == len(chunks) == len(texts)
-        assert len(billed) == len(chunks)
+        assert {s.text for s in stored.values()} == set(texts)
+        assert len(billed) == len(chunks) and set(billed.values()) == {1}
+        assert len(first.calls) == len(chunks)
     finally:
         server.release()
         shutil.rmtree(data_dir, ignore_errors=True)

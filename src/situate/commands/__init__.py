@@ -51,6 +51,13 @@ VERBS: dict[str, Verb] = {
             "situate run experiment=quickstart",
         ),
     ),
+    "track": Verb(
+        "situate.commands.track",
+        "FOLDER [--tracking-uri URI]",
+        "log the MLflow runs that wait in a run's or sweep's folder because the tracking store "
+        "failed while they ran (each once)",
+        ("situate track outputs/multirun/2025-03-01/10-15-00",),
+    ),
     "index": Verb(
         "situate.commands.index",
         "[group=option ...]",

@@ -53,6 +53,7 @@ from situate.parsing import titles
 from situate.parsing.base import SIDECAR_SUFFIX, Parser
 from situate.parsing.reader import DEFAULT_SUFFIXES, DocumentReader, ReadResult, default_parsers
 from situate.records import Chunk, Corpus, Document, Question, Span
+from situate.stores.faults import ensure_space
 from situate.stores.files import DirectoryCache
 from situate.stores.keys import content_hash
 from situate.stores.locks import exclusive
@@ -192,6 +193,10 @@ class FolderLoader:
 
     def _load(self, root: Path, qa_path: Path | None, key: str | None) -> Corpus:
         """Parse the folder and resolve the questions' gold; stored under ``key`` unless None."""
+        if self.corpus_cache is not None:  # the parsed texts, at most about the files' size
+            files, _ = self.reader.find(root)
+            size = sum(f.stat().st_size for f in files)
+            ensure_space(self.corpus_cache.root, 2 * size, f"the parsed text of {root}")
         read = self._read(root, qa_path)
         documents = read.documents
         notes = read.notes()

@@ -22,6 +22,7 @@ from typing import Any
 from situate.errors import SituateError
 from situate.postgres import DSN_ENV, psycopg_module
 from situate.postgres.embedded import embedded_server
+from situate.stores.faults import StorageError
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ class Postgres:
                 f"schema={schema!r} is not a plain Postgres name (lowercase letters, digits, _)"
             )
         self.dsn_env, self.data_dir, self.listen, self.schema = dsn_env, data_dir, listen, schema
+        self._secret: str | None = None  # the embedded server's password, hidden from messages
 
     def where(self) -> str:
         """Words for messages: the variable of a user's server, or the embedded server's folder."""
@@ -79,6 +81,16 @@ class Postgres:
 
     def connect(self):
         """An autocommit connection (psycopg 3) to this server, errors as one line."""
+        psycopg = psycopg_module()
+        try:
+            return self.open()
+        except psycopg.Error as e:
+            raise self.error("connect", e) from None
+
+    def open(self):
+        """An autocommit connection to this server; a failure to connect is psycopg's own error
+        (for the caller to judge: :func:`may_come_back`), a malformed DSN or an embedded server
+        that cannot start a one-line error."""
         psycopg = psycopg_module()
         dsn = os.environ.get(self.dsn_env)
         if dsn:
@@ -92,15 +104,11 @@ class Postgres:
                     "postgresql://user:password@host:port/database (or key=value pairs)"
                 ) from None
             params: dict[str, Any] = {"conninfo": dsn}
-            secret = password_of(dsn)
         else:
             params = embedded_server(Path(self.data_dir), self.listen).conninfo()
-            secret = params.get("password")
+            self._secret = params.get("password")
         params.setdefault("connect_timeout", 10)
-        try:
-            return psycopg.connect(**params, autocommit=True)
-        except psycopg.Error as e:
-            raise self.error("connect", e, secret) from None
+        return psycopg.connect(**params, autocommit=True)
 
     # --- tables ---------------------------------------------------------------------------------
 
@@ -206,15 +214,13 @@ class Postgres:
     # --- errors ---------------------------------------------------------------------------------
 
     def error(self, action: str, e: Exception, secret: str | None = None) -> SituateError:
-        """One line for a psycopg error: what failed, where, and the fix (never the DSN)."""
+        """One line for a psycopg error: what failed, where, and the fix (never the DSN); a
+        :class:`~situate.stores.faults.StorageError` (``kind="server"``), which stops a sweep."""
         psycopg = psycopg_module()
         errors = psycopg.errors
         if isinstance(e, SituateError):
             return e
-        detail = _first_line(e)
-        dsn = os.environ.get(self.dsn_env, "")
-        for hidden in filter(None, (dsn, secret, password_of(dsn))):
-            detail = detail.replace(hidden, "***")
+        detail = self.detail(e, secret)
         where = self.where()
         variable = f"${self.dsn_env}" if os.environ.get(self.dsn_env) else "the data_dir"
         if isinstance(e, errors.ReadOnlySqlTransaction):
@@ -239,7 +245,62 @@ class Postgres:
         else:
             fix = "see the server's log"
         preposition = "to" if action == "connect" else "on"
-        return SituateError(f"Postgres: cannot {action} {preposition} {where} ({detail}); {fix}")
+        return StorageError(
+            where, "server", f"Postgres: cannot {action} {preposition} {where} ({detail}); {fix}"
+        )
+
+    def detail(self, e: BaseException, secret: str | None = None) -> str:
+        """The first line of ``e``, with the DSN and any password in it hidden."""
+        detail = _first_line(e)
+        dsn = os.environ.get(self.dsn_env, "")
+        for hidden in filter(None, (dsn, secret, self._secret, password_of(dsn))):
+            detail = detail.replace(hidden, "***")
+        return detail
+
+
+# Words of a connection attempt the server refused because it is starting, stopping or
+# recovering (SQLSTATE 57P03 and kin): it is coming back, whoever started it.
+_COMING_BACK = (
+    "starting up",
+    "shutting down",
+    "in recovery mode",
+    "not yet accepting connections",
+    "not accepting connections",
+)
+# Words of a refusal that waiting does not mend: the role, its password, the database.
+_FOR_GOOD = (
+    "password authentication failed",
+    "no password supplied",
+    "does not exist",
+    "no pg_hba.conf entry",
+    "permission denied",
+)
+
+
+def connection_lost(e: BaseException, conn=None) -> bool:
+    """``e`` says the connection is gone (the server restarted or crashed, the backend was
+    terminated, the network dropped), not that the statement was wrong: running it again on a
+    new connection may succeed."""
+    psycopg = psycopg_module()
+    errors = psycopg.errors
+    if not isinstance(e, psycopg.OperationalError):
+        return False
+    if isinstance(e, errors.AdminShutdown | errors.CrashShutdown | errors.CannotConnectNow):
+        return True
+    return conn is not None and (conn.closed or conn.broken)
+
+
+def may_come_back(e: BaseException, reached: bool) -> bool:
+    """A failed connection attempt worth repeating: the server is starting or stopping, or
+    (``reached``: this process has talked to it before, so its address is right) it does not
+    answer at all, as while it restarts. A refused role, password or database is final."""
+    psycopg = psycopg_module()
+    if not isinstance(e, psycopg.OperationalError):
+        return False
+    text = str(e).lower()
+    if any(words in text for words in _FOR_GOOD):
+        return False
+    return reached or any(words in text for words in _COMING_BACK)
 
 
 def _first_line(e: BaseException) -> str:

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from situate.errors import SituateError
-from situate.stores.locks import exclusive
 from situate.postgres import DSN_ENV, INSTALL_FIX, psycopg_module
+from situate.stores.faults import StorageError
+from situate.stores.locks import exclusive
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +81,10 @@ class EmbeddedServer:
                 self._start()
                 pid_file = _postmaster(self.pgdata)
                 if pid_file is None:
-                    raise SituateError(
-                        f"the embedded Postgres in {self.root} did not start; see {self.log}"
+                    raise StorageError(
+                        self.root,
+                        "server",
+                        f"the embedded Postgres in {self.root} did not start; see {self.log}",
                     )
             if not self._started:
                 self._hold()
@@ -109,10 +112,12 @@ class EmbeddedServer:
         done = subprocess.run(command, user=user, capture_output=True, text=True, timeout=120)
         if done.returncode:
             why = (done.stderr.strip() or done.stdout.strip()).splitlines()
-            raise SituateError(
+            raise StorageError(
+                self.root,
+                "server",
                 f"the embedded Postgres in {self.root}: {tool} failed "
                 f"({why[-1] if why else done.returncode}); see {self.log}, or delete "
-                f"{self.root} to start afresh"
+                f"{self.root} to start afresh",
             )
 
     def _start(self) -> None:

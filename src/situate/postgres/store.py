@@ -15,25 +15,50 @@ of paying again, polling the table until it appears or the claim is free. A clai
 as its holder's connection: a killed process's connection closes, Postgres releases its locks,
 and the next peer takes the key over. (A pooler in transaction mode, such as Supabase's port
 6543, does not keep session locks: use the direct or session-mode port.)
+
+A server that restarts. Every operation runs on this thread's connection; when it fails because
+the connection is gone (the server restarted or crashed, the backend was terminated, the network
+dropped), the connection is opened again, waiting up to ``reconnect_s`` for the server to come
+back (the embedded server is started again at once), and the operation runs again. That is safe:
+a write is one transaction, so it committed whole or not at all, and writing it again is an
+upsert of the same rows (a delete of the same keys). A server still away after ``reconnect_s``
+stops the run with one line (a :class:`~situate.stores.faults.StorageError` naming the server,
+never its password); what is stored is kept. A server never reached by this process is not
+waited for (a wrong address is a mistake to say at once), unless it answers that it is starting.
+
+Claims across a lost connection: the session's advisory locks went with it, so the new
+connection takes this thread's claims again (``pg_try_advisory_lock``) and the calls in flight go
+on and store their answers. A peer that looked while the key was free may have claimed it and be
+paying for it too: then that answer is paid twice and stored once (the same key), as when a
+claimant is killed mid-call; a warning says so.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 from situate.errors import SituateError
 from situate.postgres import DSN_ENV, psycopg_module
-from situate.postgres.client import Postgres, lock_id
+from situate.postgres.client import Postgres, connection_lost, lock_id, may_come_back
+from situate.stores.faults import KEPT, StorageError
 
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.1  # how often a process waiting on a peer's claim looks for its answer
+RETRY_FIRST_S, RETRY_MAX_S = 0.1, 2.0  # the pauses between attempts to reach a server again
+MAX_LOSSES = 10  # one operation losing its connection this often in a row: the server is failing
+T = TypeVar("T")
+
+_reached: set[str] = set()  # the servers this process has connected to (a digest of each)
+_reached_lock = threading.Lock()
 
 
 class PostgresStores:
@@ -46,6 +71,11 @@ class PostgresStores:
     claim_wait_s : float
         The longest a process waits for the answer of a key a live peer has claimed before it
         stops with an error (a peer's call with all its retries ends well before).
+    reconnect_s : float
+        The longest an operation waits for a server it lost (restarting, or the network
+        dropped) to take connections again before the run stops with a one-line error.
+    clock, sleep : callable
+        Seconds and pauses for both waits (tests pass virtual ones).
     """
 
     name = "postgres"
@@ -57,34 +87,154 @@ class PostgresStores:
         listen: str = "socket",
         schema: str = "situate",
         claim_wait_s: float = 900.0,
+        reconnect_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Any] = time.sleep,
     ):
         if claim_wait_s <= 0:
             raise SituateError(f"store.claim_wait_s={claim_wait_s} must be > 0")
+        if reconnect_s < 0:
+            raise SituateError(f"store.reconnect_s={reconnect_s} must be >= 0")
         self.server = Postgres(dsn_env, data_dir, listen, schema)
-        self.claim_wait_s = claim_wait_s
+        self.claim_wait_s, self.reconnect_s = claim_wait_s, reconnect_s
+        self.clock, self.sleep = clock, sleep
         self._local = threading.local()  # one connection per thread (a claim is its session's)
         self._pid = os.getpid()
 
     def blobs(self, path: str | Path, table: str, paid: bool = False) -> PostgresBlobStore:
         """The table standing for ``table`` of the SQLite file ``path`` (the path names no table:
         keys are content hashes, so every run shares one table per kind). ``paid`` needs nothing
-        more here: the server's own write-ahead log keeps a committed answer."""
+        more here: a commit is in the server's write-ahead log before it returns, and the server
+        (its backups, its replicas) is what keeps it; no journal is written beside it."""
         return PostgresBlobStore(self, table)
 
+    # --- connections ----------------------------------------------------------------------------
+
     def connection(self):
-        """This thread's connection (autocommit), opened on first use."""
+        """This thread's connection (autocommit), opened on first use or when it was lost."""
         conn = getattr(self._local, "conn", None)
         if conn is None or conn.closed or self._pid != os.getpid():  # a forked child: its own
-            conn = self.server.connect()
-            conn.execute(
-                "SELECT set_config('application_name', %s, false)", [f"situate-{os.getpid()}"]
-            )
-            self._local.conn, self._pid = conn, os.getpid()
+            conn = self._connect()
         return conn
+
+    def run(self, operation: Callable[[Any], T]) -> T:
+        """``operation(conn)`` on this thread's connection; when it fails because the connection
+        is gone, again on a new one (the server waited for up to ``reconnect_s``). Its other
+        errors are psycopg's own, for the caller to put in words."""
+        deadline, losses = None, 0
+        while True:
+            conn = self.connection()
+            try:
+                return operation(conn)
+            except psycopg_module().Error as e:
+                if not connection_lost(e, conn):
+                    raise
+                self._drop(conn)
+                now, losses = self.clock(), losses + 1
+                if deadline is None:
+                    deadline = now + self.reconnect_s
+                elif now >= deadline or losses >= MAX_LOSSES:  # lost again and again
+                    raise self.gone(e) from None
+                log.warning(
+                    "postgres: lost the connection to %s (%s); connecting again",
+                    self.server.where(),
+                    self.server.detail(e),
+                )
+
+    def _connect(self):
+        """A new connection for this thread; a server this process reached before (or one
+        saying it is starting) is waited for up to ``reconnect_s``. This thread's claims are
+        taken again on it."""
+        psycopg = psycopg_module()
+        reached = self._identity() in _reached
+        deadline, pause = None, RETRY_FIRST_S
+        while True:
+            conn = None
+            try:
+                conn = self.server.open()
+                conn.execute(
+                    "SELECT set_config('application_name', %s, false)", [f"situate-{os.getpid()}"]
+                )
+                self._reclaim(conn)
+                break
+            except psycopg.Error as e:
+                lost = conn is not None and connection_lost(e, conn)  # opened, then lost
+                if conn is not None:
+                    self._drop(conn)
+                if not (lost or may_come_back(e, reached)):
+                    raise self.server.error("connect", e) from None
+                now = self.clock()
+                if deadline is None:
+                    deadline = now + self.reconnect_s
+                    log.warning(
+                        "postgres: %s does not answer (%s); waiting up to store.reconnect_s=%g s",
+                        self.server.where(),
+                        self.server.detail(e),
+                        self.reconnect_s,
+                    )
+                if now >= deadline:
+                    raise self.gone(e) from None
+                self.sleep(min(pause, deadline - now))
+                pause = min(2 * pause, RETRY_MAX_S)
+        with _reached_lock:
+            _reached.add(self._identity())
+        self._local.conn, self._pid = conn, os.getpid()
+        if deadline is not None:
+            log.warning("postgres: %s is back", self.server.where())
+        return conn
+
+    def _drop(self, conn) -> None:
+        with contextlib.suppress(Exception):
+            conn.close()
+        if getattr(self._local, "conn", None) is conn:
+            self._local.conn = None
+
+    def _identity(self) -> str:
+        dsn = os.environ.get(self.server.dsn_env)
+        which = f"dsn:{dsn}" if dsn else f"embedded:{Path(self.server.data_dir).resolve()}"
+        return hashlib.sha256(which.encode()).hexdigest()
+
+    def claims(self) -> list[int]:
+        """The advisory locks this thread's claims hold (taken again on a new connection)."""
+        if getattr(self._local, "claims", None) is None or self._pid != os.getpid():
+            self._local.claims = []
+        return self._local.claims
+
+    def _reclaim(self, conn) -> None:
+        for lock in self.claims():
+            (mine,) = conn.execute("SELECT pg_try_advisory_lock(%s)", [lock]).fetchone()
+            if not mine:
+                log.warning(
+                    "postgres: a claim lost with the connection was taken by another process "
+                    "meanwhile: that answer may be paid for twice (stored once)"
+                )
+
+    def gone(self, e: BaseException) -> StorageError:
+        """The one line for a server that stayed away past ``reconnect_s``."""
+        server = self.server
+        where = server.where()
+        if os.environ.get(server.dsn_env):
+            fix = f"start it / check ${server.dsn_env}, then run again: {KEPT}"
+        else:
+            fix = (
+                f"see its log ({Path(server.data_dir) / 'server.log'}), start it again or "
+                f"check store.data_dir, then run again: {KEPT}"
+            )
+        return StorageError(
+            where,
+            "server",
+            f"Postgres: {where} is down or unreachable ({server.detail(e)}) and did not come "
+            f"back within store.reconnect_s={self.reconnect_s:g} s; {fix}",
+        )
 
 
 class PostgresBlobStore:
-    """One store as a Postgres table, with the methods of :class:`situate.stores.sqlite.BlobStore`."""
+    """One store as a Postgres table, with the methods of :class:`situate.stores.sqlite.BlobStore`.
+
+    Each method is one operation of :meth:`PostgresStores.run`: a lost connection is opened again
+    and the operation repeated; any other failure is a one-line
+    :class:`~situate.stores.faults.StorageError`, and a failed write leaves the table as it was.
+    """
 
     def __init__(self, stores: PostgresStores, table: str):
         from psycopg import sql
@@ -93,14 +243,13 @@ class PostgresBlobStore:
         server = stores.server
         self.qualified = sql.Identifier(server.schema, table)
         self.where = f"table {server.schema}.{table} on {server.where()}"
-        conn = stores.connection()
-        with self._errors("open"):
+
+        def open_table(conn) -> bool:
             present, read_only = conn.execute(
                 "SELECT to_regclass(%s) IS NOT NULL, current_setting('transaction_read_only')",
                 [f"{server.schema}.{table}"],
             ).fetchone()
-            self.read_only = read_only == "on"  # a replica: it serves what is stored, no more
-            if not present:  # created once, under the schema's lock (a replica only reads)
+            if not present:  # created once, under the schema's lock (a replica refuses)
                 with conn.transaction():
                     conn.execute(
                         "SELECT pg_advisory_xact_lock(%s)", [lock_id(f"situate:{server.schema}")]
@@ -115,11 +264,14 @@ class PostgresBlobStore:
                             "CREATE TABLE IF NOT EXISTS {} (key text PRIMARY KEY, value bytea NOT NULL)"
                         ).format(self.qualified)
                     )
+            return read_only == "on"
 
-    @contextlib.contextmanager
-    def _errors(self, action: str) -> Iterator[None]:
+        self.read_only = self._run("open", open_table)  # a replica: it serves what is stored
+
+    def _run(self, action: str, operation: Callable[[Any], T]) -> T:
+        """``operation(conn)`` through :meth:`PostgresStores.run`, its errors as one line."""
         try:
-            yield
+            return self.stores.run(operation)
         except psycopg_module().Error as e:
             raise self.stores.server.error(
                 f"{action} store table {self.stores.server.schema}.{self.table}", e
@@ -132,11 +284,13 @@ class PostgresBlobStore:
 
     def get_many(self, keys: list[str]) -> dict[str, bytes]:
         """Values of the ``keys`` that are stored (missing keys are absent from the result)."""
-        with self._errors("read"):
-            rows = self.stores.connection().execute(
-                self._sql("SELECT key, value FROM {table} WHERE key = ANY(%s)"), [list(keys)]
-            )
-            return {k: bytes(v) for k, v in rows.fetchall()}
+        query = self._sql("SELECT key, value FROM {table} WHERE key = ANY(%s)")
+
+        def read(conn) -> dict[str, bytes]:
+            rows = conn.execute(query, [list(keys)]).fetchall()
+            return {k: bytes(v) for k, v in rows}
+
+        return self._run("read", read)
 
     def put_many(self, items: Iterable[tuple[str, bytes]]) -> None:
         """Store all ``items`` in one transaction."""
@@ -147,59 +301,67 @@ class PostgresBlobStore:
         self.move({}, keys)
 
     def move(self, items: dict[str, bytes], old_keys: Iterable[str]) -> None:
-        """Store ``items`` and delete ``old_keys`` in one transaction (re-keying entries)."""
-        conn = self.stores.connection()
-        with self._errors("write"), conn.transaction(), conn.cursor() as cur:
-            if items:
-                cur.executemany(
-                    self._sql(
-                        "INSERT INTO {table} (key, value) VALUES (%s, %s) "
-                        "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
-                    ),
-                    list(items.items()),
-                )
-            old = [k for k in old_keys if k not in items]
-            if old:
-                cur.execute(self._sql("DELETE FROM {table} WHERE key = ANY(%s)"), [old])
+        """Store ``items`` and delete ``old_keys`` in one transaction (re-keying entries). A lost
+        connection rolled it back or it committed whole: either way it is written again."""
+        rows = list(items.items())
+        old = [k for k in old_keys if k not in items]
+        upsert = self._sql(
+            "INSERT INTO {table} (key, value) VALUES (%s, %s) "
+            "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
+        )
+        delete = self._sql("DELETE FROM {table} WHERE key = ANY(%s)")
+
+        def write(conn) -> None:
+            with conn.transaction(), conn.cursor() as cur:
+                if rows:
+                    cur.executemany(upsert, rows)
+                if old:
+                    cur.execute(delete, [old])
+
+        if rows or old:
+            self._run("write", write)
 
     def items(self) -> list[tuple[str, bytes]]:
         """Every (key, value) of the table (for small tables)."""
-        with self._errors("read"):
-            rows = self.stores.connection().execute(self._sql("SELECT key, value FROM {table}"))
-            return [(k, bytes(v)) for k, v in rows.fetchall()]
+        query = self._sql("SELECT key, value FROM {table}")
+        return self._run(
+            "read", lambda conn: [(k, bytes(v)) for k, v in conn.execute(query).fetchall()]
+        )
 
     def __len__(self) -> int:
-        with self._errors("read"):
-            return (
-                self.stores.connection()
-                .execute(self._sql("SELECT count(*) FROM {table}"))
-                .fetchone()[0]
-            )
+        query = self._sql("SELECT count(*) FROM {table}")
+        return self._run("read", lambda conn: conn.execute(query).fetchone()[0])
 
     @contextlib.contextmanager
     def claim(self, key: str) -> Iterator[bytes | None]:
         """Hold ``key`` while the block pays for its answer; yields the answer a peer stored
         instead (then nothing is to be paid), else None.
 
-        The claim is ``pg_try_advisory_lock`` on this thread's connection. A key a live peer
-        holds is waited on, looking for its answer every ``POLL_SECONDS``: the answer is yielded
-        once it is stored; a claim let go without an answer (the peer failed, or was killed and
-        its connection closed) is taken over. Waiting longer than ``claim_wait_s`` is an error.
+        The claim is ``pg_try_advisory_lock`` on this thread's connection (taken again on a new
+        one if the connection is lost while the block runs: see the module docstring). A key a
+        live peer holds is waited on, looking for its answer every ``POLL_SECONDS``: the answer
+        is yielded once it is stored; a claim let go without an answer (the peer failed, or was
+        killed and its connection closed) is taken over. Waiting longer than ``claim_wait_s``
+        is an error.
         """
+        stores = self.stores
         if self.read_only:  # refused before anything is paid for an answer it could not keep
-            raise SituateError(
-                f"Postgres: cannot write store table {self.stores.server.schema}.{self.table} on "
-                f"{self.stores.server.where()} (the server is read-only: a hot standby, or "
+            raise StorageError(
+                stores.server.where(),
+                "server",
+                f"Postgres: cannot write store table {stores.server.schema}.{self.table} on "
+                f"{stores.server.where()} (the server is read-only: a hot standby, or "
                 "default_transaction_read_only=on); it is read-only (a replica?): point "
-                f"${self.stores.server.dsn_env} at the primary"
+                f"${stores.server.dsn_env} at the primary",
             )
-        conn = self.stores.connection()
-        lock = lock_id(f"claim:{self.stores.server.schema}.{self.table}:{key}")
-        deadline = time.monotonic() + self.stores.claim_wait_s
+        lock = lock_id(f"claim:{stores.server.schema}.{self.table}:{key}")
+        deadline = stores.clock() + stores.claim_wait_s
         waited = False
         while True:
-            with self._errors("claim a key of"):
-                (mine,) = conn.execute("SELECT pg_try_advisory_lock(%s)", [lock]).fetchone()
+            mine = self._run(
+                "claim a key of",
+                lambda conn: conn.execute("SELECT pg_try_advisory_lock(%s)", [lock]).fetchone()[0],
+            )
             if mine:
                 break
             found = self.get_many([key]).get(key)
@@ -213,17 +375,22 @@ class PostgresBlobStore:
                     key[:12],
                 )
                 waited = True
-            if time.monotonic() > deadline:
-                raise SituateError(
+            if stores.clock() > deadline:
+                raise StorageError(
+                    stores.server.where(),
+                    "locked",
                     f"{self.where}: another process has held key {key[:12]} for over "
-                    f"store.claim_wait_s={self.stores.claim_wait_s:g} s without storing its answer; "
-                    "if that process hangs, stop it (its claim ends with its connection) and run again"
+                    f"store.claim_wait_s={stores.claim_wait_s:g} s without storing its answer; "
+                    "if that process hangs, stop it (its claim ends with its connection) and run again",
                 )
-            time.sleep(POLL_SECONDS)
+            stores.sleep(POLL_SECONDS)
+        claims = stores.claims()
+        claims.append(lock)  # taken again by a new connection, should this one be lost
         try:
             yield self.get_many([key]).get(key)  # stored by a peer between our read and the claim
         finally:
-            with contextlib.suppress(
-                psycopg_module().Error
-            ):  # a lost connection lost its locks too
-                conn.execute("SELECT pg_advisory_unlock(%s)", [lock])
+            claims.remove(lock)
+            conn = getattr(stores._local, "conn", None)
+            if conn is not None and not conn.closed:  # a lost connection lost its locks too
+                with contextlib.suppress(psycopg_module().Error):
+                    conn.execute("SELECT pg_advisory_unlock(%s)", [lock])

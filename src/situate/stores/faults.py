@@ -82,6 +82,20 @@ def no_space(where: str | Path) -> StorageError:
     )
 
 
+def ensure_space(folder: str | Path, need: int, what: str) -> None:
+    """Stop before a write of about ``need`` bytes under ``folder`` (``what`` names it) that the
+    free space of its disk cannot hold, rather than when the disk fills halfway through it."""
+    free = free_bytes(folder)
+    if free is not None and need > free:
+        raise StorageError(
+            folder,
+            "no_space",
+            f"{folder}: {what} needs about {human_bytes(need)} and the disk has "
+            f"{human_bytes(free)} free; free space there, or point cache_dir= / output_dir= at "
+            f"a larger disk, and run again: {KEPT}",
+        )
+
+
 def _errno_error(code: int, where: str | Path, detail: str) -> StorageError | None:
     if code in NO_SPACE:
         return no_space(where)

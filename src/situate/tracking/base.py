@@ -35,9 +35,11 @@ class Tracker(Protocol):
         params: Mapping[str, Any],
         tags: Mapping[str, str],
         parent_run_id: str | None = None,
+        folder: str | PurePath | None = None,
     ) -> contextlib.AbstractContextManager[str | None]:
         """A context that opens a run (yielding its id), a child of ``parent_run_id`` in a sweep,
-        and always closes it, FAILED on error."""
+        and always closes it, FAILED on error. ``folder``: the job's output folder, where what
+        the run would have logged waits when its store fails (``situate track`` logs it)."""
         ...
 
     def log_metrics(self, metrics: Mapping[str, float]) -> None: ...
@@ -63,9 +65,10 @@ class Tracker(Protocol):
         failed_jobs: int,
         text_artifacts: Mapping[str, str],
         interrupted: bool = False,
+        error: str | None = None,
     ) -> None:
-        """Close a sweep's parent: KILLED when the sweep was interrupted, else FAILED only when
-        every job failed."""
+        """Close a sweep's parent: KILLED when the sweep was interrupted, FAILED when an error
+        stopped it (``error``, its one line) or when every job failed."""
         ...
 
 

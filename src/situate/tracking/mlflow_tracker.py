@@ -21,6 +21,8 @@ import http.client
 import json
 import logging
 import os
+import shutil
+import sqlite3
 import ssl
 import urllib.error
 import urllib.request
@@ -30,7 +32,17 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from situate.errors import SituateError
+from situate.stores.faults import StorageError
 from situate.tracking.base import one_line_error, without_credentials
+from situate.tracking.faults import (
+    TrackingStoreError,
+    header_fault,
+    local_store_error,
+    tracking_error,
+)
+from situate.tracking.pending import PENDING_ARTIFACTS, PendingRun, now_ms
+
+log = logging.getLogger(__name__)
 
 # MLflow params hold at most 6,000 characters in current versions; longer values are cut and marked.
 MAX_PARAM_CHARS = 6000
@@ -54,8 +66,32 @@ def sqlalchemy_uri(uri: str) -> str:
     return uri
 
 
+# the stores this process met failing, by URI: not called again by it (each call would wait out
+# MLflow's retries, minutes for a server) until the end of the run or sweep finds one answering
+# (:func:`store_down`, :func:`forget_fault`)
+_DOWN: dict[str, TrackingStoreError] = {}
+
+
+def store_down(uri: str) -> TrackingStoreError | None:
+    """The fault a tracking store at ``uri`` was met with in this process, if any."""
+    return _DOWN.get(uri)
+
+
+def forget_fault(uri: str | None = None) -> None:
+    """Call the store at ``uri`` (every store: None) again."""
+    if uri is None:
+        _DOWN.clear()
+    else:
+        _DOWN.pop(uri, None)
+
+
 class MlflowTracker:
     """Log params (flattened config), tags (chosen options, git commit), metrics and artifacts.
+
+    Every call to the store goes through MLflow's client with the run's id (not MLflow's active
+    run): a fault of the store is told apart (:mod:`situate.tracking.faults`) and a run whose
+    store fails once it is opened keeps what it would have logged in its folder
+    (:mod:`situate.tracking.pending`) instead of failing the job.
 
     Parameters
     ----------
@@ -69,6 +105,9 @@ class MlflowTracker:
         The MLflow experiment (one per study).
     probe_seconds : float
         How long :meth:`check` waits for a tracking server to answer before the run starts.
+    lock_seconds : float
+        How long :meth:`check` waits for another process's lock of the SQLite store (MLflow
+        itself waits 20 s on each statement once the run is under way).
     """
 
     def __init__(
@@ -78,6 +117,7 @@ class MlflowTracker:
         artifact_root: str,
         experiment: str,
         probe_seconds: float = 5.0,
+        lock_seconds: float = 30.0,
     ):
         self.given = tracking_uri
         self.uri = (
@@ -89,16 +129,68 @@ class MlflowTracker:
         self.artifact_root = Path(artifact_root).resolve()
         self.experiment = experiment
         self.probe_seconds = probe_seconds
+        self.lock_seconds = lock_seconds
         self._mlflow = None
+        self._open: PendingRun | None = None  # the run under way: what it logged so far
+        self._folder: Path | None = None  # where the run under way keeps what waits
+
+    # -- faults of the store -------------------------------------------------------------------
+
+    def store(self) -> str:
+        """The store as messages name it: the SQLite file, or the URI without credentials."""
+        return str(self.db_path) if self.db_path else without_credentials(self.uri)
+
+    def fault(self, error: BaseException) -> TrackingStoreError | None:
+        """``error`` as the one line of a fault of this tracker's store, or None."""
+        return tracking_error(
+            error, self.db_path, self._key(), without_credentials(self.uri), self.lock_seconds
+        )
+
+    @contextlib.contextmanager
+    def _guarded(self) -> Iterator[None]:
+        """A fault of the store met in the block raised as its one line (and remembered: the
+        store is not called again by this process, see :func:`store_down`); a store already
+        met failing is not called at all."""
+        if self.uri in _DOWN:
+            raise _DOWN[self.uri]
+        try:
+            yield
+        except TrackingStoreError as e:
+            _DOWN[self.uri] = e
+            raise
+        except Exception as e:
+            error = self.fault(e)
+            if error is None:
+                raise
+            _DOWN[self.uri] = error
+            raise error from e
+
+    def _logged(self, call) -> bool:
+        """Make one call of the run under way to the store; False when the store has failed
+        (now or before): what the call logs then waits in the run's folder."""
+        try:
+            with self._guarded():
+                call()
+            return True
+        except TrackingStoreError as e:
+            if self._open is not None and self._open.reason is None:
+                self._open.reason = str(e)
+                log.warning("%s; the run goes on, what it logs waits in its folder", e.head)
+            return False
 
     def check(self) -> None:
-        """Fail in one line, within ``probe_seconds``, when the tracking server does not answer.
+        """Fail in one line, within seconds, when the store cannot be used (before any work).
 
-        Without it a dead server costs MLflow's own retries (minutes) and a long stack trace. The
-        probe is ``GET <uri>/health``: 2xx, or 401/403 (credentials are MLflow's to send), passes;
-        so does a TLS error (certificates are MLflow's to check). A local store needs no probe, and
-        ``probe_seconds=0`` skips it.
+        A server is probed (``GET <uri>/health``, within ``probe_seconds``: 2xx, or 401/403,
+        since credentials are MLflow's to send, passes; so does a TLS error, certificates being
+        MLflow's to check; ``probe_seconds=0`` skips it); a Postgres database is connected to;
+        the local SQLite file is read and locked for writing once (within ``lock_seconds``),
+        so a damaged file or another process's lock says so before the run starts, not in
+        MLflow's retries and stack traces. Without the probe a dead server costs MLflow's own
+        retries (minutes) and a long stack trace.
         """
+        if self.db_path is not None:
+            return self._check_sqlite()
         parts = urlsplit(self.uri)
         if parts.scheme == POSTGRES_DRIVER and self.probe_seconds:
             return self._check_postgres()
@@ -122,11 +214,37 @@ class MlflowTracker:
             if isinstance(reason, TimeoutError) or "timed out" in str(reason):
                 reason = f"no answer within {self.probe_seconds:g} s"
         key = self._key()
-        raise SituateError(
-            f"{key}={without_credentials(self.uri)}: no MLflow tracking server answers ({reason}); start it "
-            f"(mlflow server), fix {key}, or run with tracking=none (tracking.probe_seconds=0 "
-            "skips this check)"
+        raise TrackingStoreError(
+            without_credentials(self.uri),
+            "server",
+            f"{key}={without_credentials(self.uri)}: no MLflow tracking server answers ({reason})",
+            f"start it (mlflow server), fix {key}, or run with tracking=none "
+            "(tracking.probe_seconds=0 skips this check)",
+            then="",
         )
+
+    def _check_sqlite(self) -> None:
+        """Read the SQLite store's header and schema and take its write lock once (released at
+        once): a damaged file, or a lock held past ``lock_seconds``, is its one line."""
+        db = self.db_path
+        damage = header_fault(db)
+        if damage is not None:
+            raise local_store_error(db, "damaged", damage)
+        if not db.exists():
+            return  # MLflow creates it (its folder is checked with the run's folders)
+        try:
+            con = sqlite3.connect(db, timeout=self.lock_seconds, isolation_level=None)
+            try:
+                con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                con.execute("BEGIN IMMEDIATE")  # another process's write lock: wait, then fail
+                con.execute("ROLLBACK")
+            finally:
+                con.close()
+        except sqlite3.Error as e:
+            error = self.fault(e)
+            if error is None:
+                raise
+            raise error from e
 
     def _key(self) -> str:
         """The setting the URI came from, for messages."""
@@ -148,10 +266,14 @@ class MlflowTracker:
             password = password_of(conninfo)
             if password:
                 detail = detail.replace(password, "***")
-            raise SituateError(
+            raise TrackingStoreError(
+                without_credentials(self.uri),
+                "server",
                 f"{self._key()}={without_credentials(self.uri)}: cannot connect to the MLflow "
-                f"database ({detail}); check the host, port, database, user and password there, "
-                "or run with tracking=none"
+                f"database ({detail})",
+                "check the host, port, database, user and password there, or run with "
+                "tracking=none",
+                then="",
             ) from None
 
     @contextlib.contextmanager
@@ -170,6 +292,9 @@ class MlflowTracker:
         if self._mlflow is None:
             for name in ("mlflow", "alembic", "sqlalchemy"):
                 logging.getLogger(name).setLevel(logging.WARNING)
+            # a fault of the store is this tracker's to say in one line: MLflow's own report of
+            # it (a stack trace on stderr) is left out
+            logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)
             import mlflow
 
             if self.db_path:
@@ -188,40 +313,76 @@ class MlflowTracker:
             if urlsplit(self.uri).scheme == POSTGRES_DRIVER:
                 # the first runs on a fresh database would each create MLflow's tables: one does
                 with self._postgres_lock():
-                    mlflow.MlflowClient().search_experiments(max_results=1)
+                    mlflow.MlflowClient(self.uri).search_experiments(max_results=1)
             self._mlflow = mlflow
         return self._mlflow
 
+    def client(self):
+        """MLflow's client of this tracker's store."""
+        return self._client().MlflowClient(self.uri)
+
+    # -- the store's experiment and runs ---------------------------------------------------------
+
     def prepare(self) -> str:
         """Create the store and the experiment if needed; return the experiment id."""
-        mlflow = self._client()
-        exp = mlflow.get_experiment_by_name(self.experiment)
+        with self._guarded():
+            return self._prepare()
+
+    def _prepare(self) -> str:
+        client = self.client()
+        exp = client.get_experiment_by_name(self.experiment)
         if exp is None:
             location = self.artifact_root.as_uri() if self.local_artifacts else None
             try:
-                return mlflow.create_experiment(
+                return client.create_experiment(
                     self.experiment, artifact_location=location, tags=EXPERIMENT_KIND
                 )
             except Exception:  # another job created it between our look-up and create
-                exp = mlflow.get_experiment_by_name(self.experiment)
+                exp = client.get_experiment_by_name(self.experiment)
                 if exp is None:
                     raise
         for key, value in EXPERIMENT_KIND.items():  # an experiment made by an older situate
             if exp.tags.get(key) != value:
-                mlflow.MlflowClient().set_experiment_tag(exp.experiment_id, key, value)
+                client.set_experiment_tag(exp.experiment_id, key, value)
         return exp.experiment_id
+
+    def _tags(self, tags: Mapping[str, str]) -> dict[str, str]:
+        """``tags`` with those MLflow gives a run started here (user, source)."""
+        self._client()
+        from mlflow.tracking.context.registry import resolve_tags
+
+        return {k: str(v) for k, v in resolve_tags(dict(tags)).items()}
 
     def start_parent(self, name: str, params: Mapping[str, str], tags: Mapping[str, str]) -> str:
         """Open the parent run of a sweep (its jobs are nested under it) with the sweep's
         parameters (each swept key and its values); return its id."""
-        mlflow = self._client()
-        from mlflow.tracking.context.registry import resolve_tags
+        with self._guarded():
+            return self._create(name, params, self._tags(tags))
 
-        client = mlflow.MlflowClient()  # resolve_tags: the user and source a run started here has
-        run = client.create_run(self.prepare(), run_name=name, tags=resolve_tags(dict(tags)))
-        for key, value in params.items():
-            client.log_param(run.info.run_id, key, _cut(str(value)))
+    def _create(
+        self,
+        name: str,
+        params: Mapping[str, str],
+        tags: Mapping[str, str],
+        start_time: int | None = None,
+    ) -> str:
+        from mlflow.entities import Param
+
+        client = self.client()
+        run = client.create_run(self._prepare(), start_time, dict(tags), run_name=name)
+        batch = [Param(k, _cut(str(v))) for k, v in params.items()]
+        if batch:
+            client.log_batch(run.info.run_id, params=batch)
         return run.info.run_id
+
+    def ensure_parent(self, record: Mapping[str, Any]) -> str:
+        """The id of a sweep's parent run (a record of :mod:`situate.tracking.pending`) in this
+        store: the run it names when the store has it, else a new one with its name, params and
+        tags."""
+        with self._guarded():
+            if record.get("run_id") and self._existing(record["run_id"]) is not None:
+                return record["run_id"]
+            return self._create(record["name"], record["params"], record["tags"])
 
     def end_parent(
         self,
@@ -230,20 +391,48 @@ class MlflowTracker:
         failed_jobs: int,
         text_artifacts: Mapping[str, str],
         interrupted: bool = False,
+        error: str | None = None,
     ) -> None:
-        """Close a sweep's parent: KILLED when the sweep was interrupted (Ctrl-C), else FAILED only
-        when every job failed; ``failed_jobs`` tags it."""
-        client = self._client().MlflowClient()
-        client.log_metric(run_id, "jobs", float(jobs))
-        client.log_metric(run_id, "jobs_failed", float(failed_jobs))
-        client.set_tag(run_id, "failed_jobs", str(failed_jobs))
-        for name, text in text_artifacts.items():
-            client.log_text(run_id, text, name)
-        if interrupted:
-            status = "KILLED"
-        else:
-            status = "FAILED" if jobs and failed_jobs == jobs else "FINISHED"
-        client.set_terminated(run_id, status)
+        """Close a sweep's parent: KILLED when the sweep was interrupted (Ctrl-C), FAILED when an
+        error stopped it (``error``: its one line, tagged as a failed run's) or when every job
+        failed, else FINISHED; ``failed_jobs`` tags it."""
+        from mlflow.entities import Metric
+
+        with self._guarded():
+            client = self.client()
+            have = self._existing(run_id)
+            at = now_ms()
+            metrics = [
+                Metric(k, float(v), at, 0)
+                for k, v in (("jobs", jobs), ("jobs_failed", failed_jobs))
+                if have is None or have.data.metrics.get(k) != float(v)
+            ]
+            if metrics:
+                client.log_batch(run_id, metrics=metrics)
+            client.set_tag(run_id, "failed_jobs", str(failed_jobs))
+            for name, text in text_artifacts.items():
+                client.log_text(run_id, text, name)
+            if error is not None:
+                client.set_tag(run_id, ERROR_TAG, _cut(error))
+                client.log_text(run_id, error + "\n", ERROR_FILE)
+            if interrupted:
+                status = "KILLED"
+            elif error is not None:
+                status = "FAILED"
+            else:
+                status = "FAILED" if jobs and failed_jobs == jobs else "FINISHED"
+            client.set_terminated(run_id, status)
+
+    def _existing(self, run_id: str):
+        """The run ``run_id`` of this store, or None when it has none of that id."""
+        from mlflow.exceptions import MlflowException
+
+        try:
+            return self.client().get_run(run_id)
+        except MlflowException as e:
+            if self.fault(e) is not None:
+                raise
+            return None
 
     @contextlib.contextmanager
     def run(
@@ -252,33 +441,160 @@ class MlflowTracker:
         params: Mapping[str, Any],
         tags: Mapping[str, str],
         parent_run_id: str | None = None,
-    ) -> Iterator[str]:
-        mlflow = self._client()
-        experiment_id = self.prepare()
+        folder: str | Path | None = None,
+    ) -> Iterator[str | None]:
+        """Open a run (yielding its id) and always close it: FAILED (KILLED on Ctrl-C) with its
+        one-line error as the tag ``situate.error`` and the artifact ``error.txt``.
+
+        When the store fails once the run is opened (or before: yielding None), the run goes on
+        and what it would have logged is written to ``folder``'s ``pending_mlflow.json``
+        (:mod:`situate.tracking.pending`) for ``situate track`` to log; without a ``folder`` the
+        store's fault is raised as its one line when the run ends."""
+        from mlflow.entities import Param
+
         tags = {**tags, "mlflow.parentRunId": parent_run_id} if parent_run_id else dict(tags)
-        active = mlflow.start_run(experiment_id=experiment_id, run_name=name, tags=tags)
-        status = "FAILED"
+        record = PendingRun(
+            name=name,
+            params={k: _cut(str(v)) for k, v in params.items()},
+            tags={},
+            store=without_credentials(self.uri),
+            experiment=self.experiment,
+            artifact_root=str(self.artifact_root) if self.local_artifacts else None,
+            parent_run_id=parent_run_id,
+        )
+        self._open, self._folder = record, Path(folder) if folder is not None else None
+
+        def open_run() -> None:
+            record.tags = self._tags(tags)
+            client = self.client()
+            run = client.create_run(self._prepare(), record.start_time, record.tags, run_name=name)
+            record.run_id = run.info.run_id
+            batch = [Param(k, v) for k, v in record.params.items()]
+            if batch:
+                client.log_batch(record.run_id, params=batch)
+
+        if not self._logged(open_run) and not record.tags:
+            record.tags = dict(tags)  # MLflow's own (user, source) when it is logged
+        failure: BaseException | None = None
         try:
-            mlflow.log_params({k: _cut(str(v)) for k, v in params.items()})
-            yield active.info.run_id
-            status = "FINISHED"
+            yield record.run_id
+            record.status = "FINISHED"
         except BaseException as e:  # Ctrl-C too: the run says why it stopped
-            if isinstance(e, KeyboardInterrupt):
-                status = "KILLED"  # stopped by the user, not failed
-            line = one_line_error(e)
-            mlflow.set_tag(ERROR_TAG, _cut(line))
-            mlflow.log_text(line + "\n", ERROR_FILE)
-            raise
+            failure = e
+            # stopped by the user (KILLED), not failed
+            record.status = "KILLED" if isinstance(e, KeyboardInterrupt) else "FAILED"
+            record.error = one_line_error(e)
         finally:
-            mlflow.end_run(status=status)
+            record.end_time = now_ms()
+            self._open = None
+            if record.run_id is not None and record.reason is None:
+                self._logged(lambda: self._close(record))
+        if record.reason is not None:
+            self._keep(record, failure)
+        if failure is not None:
+            raise failure
+
+    def _close(self, record: PendingRun) -> None:
+        client = self.client()
+        if record.error is not None:
+            client.set_tag(record.run_id, ERROR_TAG, _cut(record.error))
+            client.log_text(record.run_id, record.error + "\n", ERROR_FILE)
+        client.set_terminated(record.run_id, record.status, record.end_time)
+
+    def _keep(self, record: PendingRun, failure: BaseException | None) -> None:
+        """The run's store failed: write what it would have logged to its folder (raise the
+        store's one line when it has none), and say so in the error of a run that failed."""
+        fault = _DOWN.get(self.uri)
+        if self._folder is None:
+            if failure is None and fault is not None:
+                raise fault
+            return
+        record.write(self._folder)
+        if failure is None or fault is None or type(failure) not in (SituateError, StorageError):
+            return
+        opened = (
+            f"run {record.run_id} could not be marked FAILED and shows RUNNING"
+            if (record.run_id)
+            else "the run could not be logged"
+        )
+        note = (
+            f"; {fault.head}: its MLflow {opened} until `situate track {self._folder}` logs it "
+            f"({fault.fix})"
+        )
+        if isinstance(failure, StorageError):
+            raise StorageError(failure.where, failure.kind, f"{failure}{note}") from failure
+        raise SituateError(f"{failure}{note}") from failure
+
+    def log_recorded(self, record: PendingRun, artifacts: Path, save) -> str:
+        """Log a run kept by :mod:`situate.tracking.pending` (``artifacts``: its copied
+        artifacts): into the run it had opened when this store has it (what is there already is
+        not logged again), else into a new one (its id handed to ``save(record)`` before anything
+        else is logged, so a second call finds it); return the run's id."""
+        from mlflow.entities import Metric, Param
+
+        with self._guarded():
+            client = self.client()
+            run = self._existing(record.run_id) if record.run_id else None
+            if run is None:
+                experiment = self._prepare()
+                run = client.create_run(
+                    experiment, record.start_time, record.tags, run_name=record.name
+                )
+                record.run_id = run.info.run_id
+                save(record)
+            run_id = record.run_id
+            params = [Param(k, v) for k, v in record.params.items() if k not in run.data.params]
+            at = record.end_time or now_ms()
+            metrics = [
+                Metric(k, float(v), at, 0)
+                for k, v in record.metrics.items()
+                if run.data.metrics.get(k) != float(v)
+            ]
+            for start in range(0, max(len(params), len(metrics)), 100):
+                client.log_batch(
+                    run_id, metrics=metrics[start : start + 100], params=params[start : start + 100]
+                )
+            logged = {(i.dataset.name, i.dataset.digest) for i in run.inputs.dataset_inputs}
+            for dataset in record.datasets:
+                if (dataset["name"], dataset["digest"]) not in logged:
+                    self._log_dataset(client, run_id, **dataset)
+            if record.artifacts and artifacts.is_dir():
+                client.log_artifacts(run_id, str(artifacts))
+            self._close(record)
+        return run_id
 
     def log_dataset(
         self, name: str, digest: str, source: str, counts: Mapping[str, int], context: str
     ) -> None:
         """The run's dataset for MLflow's Dataset column: name, digest (our content hash), source
         (its path) and its counts (documents, questions, chunks) as the dataset's profile."""
+        dataset = {
+            "name": name, "digest": digest, "source": source, "counts": dict(counts),
+            "context": context,
+        }  # fmt: skip
+        if self._open is None:
+            raise RuntimeError("log_dataset outside a run: open one with MlflowTracker.run")
+        record = self._open
+        record.datasets.append(dataset)
+        self._logged(lambda: self._log_dataset(self.client(), record.run_id, **dataset))
+
+    def _log_dataset(
+        self,
+        client,
+        run_id: str | None,
+        name: str,
+        digest: str,
+        source: str,
+        counts: Mapping[str, int],
+        context: str,
+    ) -> None:
         from mlflow.data.meta_dataset import MetaDataset
+        from mlflow.entities import DatasetInput, InputTag
         from mlflow.exceptions import MlflowException
+        from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
+
+        if run_id is None:  # the run could not be opened: its dataset waits with it
+            raise _DOWN.get(self.uri) or SituateError("no run is open")
 
         class Corpus(MetaDataset):
             @property
@@ -289,10 +605,12 @@ class MlflowTracker:
                 return {**super().to_dict(), "profile": json.dumps(dict(counts))}
 
         dataset = Corpus(_source(source), name=name, digest=digest)
-        mlflow = self._client()
+        item = DatasetInput(
+            dataset._to_mlflow_entity(), tags=[InputTag(MLFLOW_DATASET_CONTEXT, context)]
+        )
         for attempt in range(DATASET_INSERT_TRIES):
             try:
-                mlflow.log_input(dataset, context=context)
+                client.log_inputs(run_id, datasets=[item])
                 return
             except MlflowException as e:
                 # MLflow's store looks the dataset up, then inserts it: two runs of a parallel
@@ -303,10 +621,38 @@ class MlflowTracker:
                     raise
 
     def log_metrics(self, metrics: Mapping[str, float]) -> None:
-        self._client().log_metrics({k: float(v) for k, v in metrics.items()})
+        if self._open is None:
+            raise RuntimeError("log_metrics outside a run: open one with MlflowTracker.run")
+        from mlflow.entities import Metric
+
+        values = {k: float(v) for k, v in metrics.items()}
+        record = self._open
+        record.metrics.update(values)
+        at = now_ms()
+        batch = [Metric(k, v, at, 0) for k, v in values.items()]
+
+        def log() -> None:
+            if record.run_id is None:
+                raise _DOWN.get(self.uri) or SituateError("no run is open")
+            for start in range(0, len(batch), 1000):
+                self.client().log_batch(record.run_id, metrics=batch[start : start + 1000])
+
+        self._logged(log)
 
     def log_artifact_files(self, folder: str) -> None:
-        self._client().log_artifacts(folder)
+        if self._open is None:
+            raise RuntimeError("log_artifact_files outside a run: open one with MlflowTracker.run")
+        record = self._open
+
+        def log() -> None:
+            if record.run_id is None:
+                raise _DOWN.get(self.uri) or SituateError("no run is open")
+            self.client().log_artifacts(record.run_id, folder)
+
+        if self._logged(log) or self._folder is None:
+            return
+        shutil.copytree(folder, self._folder / PENDING_ARTIFACTS, dirs_exist_ok=True)
+        record.artifacts = True
 
 
 def runs_url(ui: str, experiment_id: str) -> str:

@@ -19,7 +19,9 @@ class NoTracker:
     def start_parent(self, name: str, params: Mapping[str, str], tags: Mapping[str, str]) -> None:
         return None
 
-    def end_parent(self, run_id, jobs, failed_jobs, text_artifacts, interrupted=False) -> None:
+    def end_parent(
+        self, run_id, jobs, failed_jobs, text_artifacts, interrupted=False, error=None
+    ) -> None:
         pass
 
     @contextlib.contextmanager
@@ -29,6 +31,7 @@ class NoTracker:
         params: Mapping[str, Any],
         tags: Mapping[str, str],
         parent_run_id: str | None = None,
+        folder: object = None,
     ) -> Iterator[str | None]:
         yield None
 

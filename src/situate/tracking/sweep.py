@@ -8,51 +8,153 @@ the jobs' ``result.json`` files, which :func:`job_results` lists.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
+from situate.errors import SituateExit
 from situate.tracking.base import RESULT_FILE, Tracker, run_name, without_credentials
+from situate.tracking.pending import PARENT_FILE, pending_files
 
 log = logging.getLogger(__name__)
-
-PARENT_FILE = "parent_run_id"  # in the sweep folder: the MLflow run the sweep's jobs nest under
 
 # the config of a sweep whose parent run is open (Ctrl-C skips on_multirun_end: see interrupted())
 SWEEP_UNDER_WAY: list[DictConfig] = []
 
 
+def _parent(config: DictConfig) -> tuple[str, dict[str, str], dict[str, str]]:
+    """The name, params (the grid: a preset's ``hydra.sweeper.params``, then the command line's
+    key=values) and tags of a sweep's parent run."""
+    sweep = Path(config.hydra.sweep.dir)
+    task = list(config.hydra.overrides.task)
+    params = {str(k): str(v) for k, v in (config.hydra.sweeper.get("params") or {}).items()}
+    for override in task:  # `+key=value` adds key (MLflow refuses a `+` in a param's name)
+        key, sep, value = override.partition("=")
+        if sep:
+            params[key.lstrip("+~")] = value
+    tags = {"sweep": "true", "sweep_dir": str(sweep), "overrides": " ".join(task)}
+    return f"sweep {run_name(task) or sweep.name}", params, tags
+
+
 def open_parent(config: DictConfig) -> None:
     """Before a sweep's jobs: create the tracking store and open the parent run they nest under
-    (its id written to the sweep folder's :data:`PARENT_FILE`)."""
+    (its id written to the sweep folder's :data:`PARENT_FILE`). A fault of the store stops the
+    sweep in one line before any job starts."""
     tracker = prepare_tracking(config)
     if tracker is None:
         return
     sweep = Path(config.hydra.sweep.dir)
-    task = list(config.hydra.overrides.task)
-    # the grid: a preset's hydra.sweeper.params, then the command line's key=values
-    params = {str(k): str(v) for k, v in (config.hydra.sweeper.get("params") or {}).items()}
-    params.update(o.partition("=")[::2] for o in task if "=" in o)
-    tags = {"sweep": "true", "sweep_dir": str(sweep), "overrides": " ".join(task)}
-    parent = tracker.start_parent(f"sweep {run_name(task) or sweep.name}", params, tags)
+    with _one_line():
+        parent = tracker.start_parent(*_parent(config))
     if parent:
         sweep.mkdir(parents=True, exist_ok=True)
         (sweep / PARENT_FILE).write_text(parent)
         SWEEP_UNDER_WAY.append(config)
 
 
-def close_parent(config: DictConfig, files: list[Path], table: str, interrupted: bool = False):
-    """End the sweep's parent run with its jobs' outcome (``results.txt``: the table)."""
-    parent_file = Path(config.hydra.sweep.dir) / PARENT_FILE
-    if parent_file.exists() and config.get("tracking") is not None:
-        rows = [json.loads(f.read_text()) for f in files]
-        failed = sum(1 for r in rows if r.get("error"))
-        _tracker(config).end_parent(
-            parent_file.read_text().strip(), len(rows), failed, {"results.txt": table}, interrupted
-        )
+@contextlib.contextmanager
+def _one_line() -> Iterator[None]:
+    """A fault of the tracking store, met in a Hydra callback (which would print it as a warning
+    and go on), out to the CLI as its one line (exit 2)."""
+    from situate.stores.faults import StorageError
+
+    try:
+        yield
+    except StorageError as e:
+        raise SituateExit(e) from e
+
+
+def close_parent(
+    config: DictConfig,
+    files: list[Path],
+    table: str,
+    interrupted: bool = False,
+    error: str | None = None,
+):
+    """End the sweep's parent run with its jobs' outcome (``results.txt``: the table).
+
+    When the tracking store failed during the sweep (:mod:`situate.tracking.pending`), the
+    parent waits in the sweep folder with its jobs' runs; once the jobs are done they are all
+    logged now if the store answers again, else the sweep stops with the one line that says
+    where their results are and the command that logs them (``situate track``). A sweep stopped
+    by Ctrl-C, or by an error (``error``: its one line, which the parent carries), only writes
+    what waits."""
+    sweep = Path(config.hydra.sweep.dir)
+    parent_file = sweep / PARENT_FILE
+    if config.get("tracking") is None:
+        return
+    tracker = _tracker(config)
+    rows = [json.loads(f.read_text()) for f in files]
+    failed = sum(1 for r in rows if r.get("error"))
+    end = {
+        "jobs": len(rows),
+        "failed_jobs": failed,
+        "text_artifacts": {"results.txt": table},
+        "interrupted": interrupted,
+        "error": error,
+    }
+    parent = parent_file.read_text().strip() if parent_file.exists() else None
+    waiting = bool(pending_files(sweep))
+    if parent:
+        from situate.tracking.faults import TrackingStoreError
+
+        try:
+            tracker.end_parent(parent, **end)
+        except TrackingStoreError as e:
+            _keep_parent(config, tracker, parent, end, e)
+            waiting = True
+        else:
+            if waiting:  # the jobs' runs wait: their parent too, for a new store's sake
+                _keep_parent(config, tracker, parent, None, None)
+    if waiting and not interrupted and error is None:
+        settle(tracker, sweep)
+
+
+def _keep_parent(config, tracker, parent: str, end: dict | None, fault) -> None:
+    from situate.tracking.pending import write_parent
+
+    name, params, tags = _parent(config)
+    write_parent(
+        Path(config.hydra.sweep.dir),
+        {
+            "name": name, "params": params, "tags": tags, "store": tracker.store(),
+            "experiment": tracker.experiment, "run_id": parent, "end": end,
+            "artifact_root": str(tracker.artifact_root) if tracker.local_artifacts else None,
+            "reason": None if fault is None else str(fault),
+        },
+    )  # fmt: skip
+
+
+def settle(tracker, folder: Path) -> None:
+    """The runs waiting under ``folder`` (a run's or a sweep's): logged now when the store
+    answers again, else the one line (exit 2) that names the store, its fix, where the results
+    are and the command that logs them later."""
+    from situate.tracking.faults import TrackingStoreError
+    from situate.tracking.mlflow_tracker import forget_fault, store_down
+    from situate.tracking.pending import log_pending, waiting_line
+
+    first = store_down(tracker.uri)
+    forget_fault(tracker.uri)  # the store is asked again: it may be back
+    try:
+        tracker.check()
+        logged = log_pending(folder, tracker)
+    except TrackingStoreError as e:
+        fault = first or e
+        if fault.kind == "server" and first is None:  # the probe's words: no fix for later
+            fault = TrackingStoreError(
+                fault.where, fault.kind, fault.head, "start it again (mlflow server)"
+            )
+        raise SituateExit(fault.told(waiting_line(folder, fault))) from e
+    log.info(
+        "%s: the tracking store answers again; logged the %d run(s) that waited", folder,
+        len(logged),
+    )  # fmt: skip
 
 
 def interrupted() -> None:
@@ -63,6 +165,22 @@ def interrupted() -> None:
         close_parent(config, job_results(config.hydra.sweep.dir), "", interrupted=True)
 
 
+def stopped(error: BaseException) -> None:
+    """A sweep stopped by an error (a fault of the disk or of a store, which every later job
+    would meet too): its parent run is closed FAILED with the one-line error and the jobs that
+    ended, not left RUNNING (Hydra calls no callback then)."""
+    from situate.tracking.base import one_line_error
+
+    while SWEEP_UNDER_WAY:
+        config = SWEEP_UNDER_WAY.pop()
+        try:
+            close_parent(
+                config, job_results(config.hydra.sweep.dir), "", error=one_line_error(error)
+            )
+        except Exception as e:  # the sweep's own error is the one to print
+            log.warning("could not close the sweep's parent run: %s", e)
+
+
 def _tracker(config: DictConfig) -> Tracker | None:
     from hydra.utils import instantiate
 
@@ -70,10 +188,12 @@ def _tracker(config: DictConfig) -> Tracker | None:
 
 
 def prepare_tracking(config: DictConfig) -> Tracker | None:
-    """Create the MLflow store before any job starts (parallel jobs would race to migrate it)."""
+    """Create the MLflow store before any job starts (parallel jobs would race to migrate it);
+    a fault of the store is its one line (exit 2)."""
     tracker = _tracker(config)
     if tracker is not None:
-        tracker.prepare()
+        with _one_line():
+            tracker.prepare()
     return tracker
 
 
@@ -140,14 +260,22 @@ def print_next_steps(config: DictConfig, folder: Path) -> None:
     for what, where in next_steps(config, folder, _experiment_id(config)):
         table.add_row(what, where)
     console().print(table)
+    tracker = _tracker(config)
+    single = OmegaConf.select(config, "hydra.mode") != RunMode.MULTIRUN  # a sweep: close_parent
+    if tracker is not None and single and pending_files(folder):
+        settle(tracker, folder)  # the run's MLflow run waits: logged now, or its one line
 
 
 def _experiment_id(config: DictConfig) -> str | None:
     """The id of the experiment the runs were logged to (None untracked, or where the store does
     not answer: the hint then names the UI without the experiment's page)."""
     tracker = _tracker(config)
+    from situate.tracking.mlflow_tracker import store_down
+
+    if tracker is None or (tracker.uri and store_down(tracker.uri)):
+        return None  # a store that failed in this run is not waited on again for a link
     try:
-        return None if tracker is None else tracker.prepare()
+        return tracker.prepare()
     except Exception as e:  # the runs are logged; a hint must not turn them into a failure
         log.warning("could not look the MLflow experiment up for its link: %s", e)
         return None
