@@ -59,8 +59,9 @@ report-screenshot: ## PNG of that report with headless Chromium (installs Debian
 	  | { grep -v -e 'dbus' -e 'unexpected operator' || true; }
 	@test -s $(REPORT_DIR)/screenshot.png && echo "screenshot: $(REPORT_DIR)/screenshot.png"
 
-reliability: install ## Faults (5/20/50%) and SIGKILLs against local emulators: outputs/reliability/summary.json
+reliability: install ## API faults and SIGKILLs, then storage faults (full disk, EIO, damage, kills in store writes): outputs/reliability/summary.json
 	$(BIN)/python benchmarks/reliability.py
+	$(BIN)/python benchmarks/storage_faults.py --storage
 
 bench: install ## Benchmarks side by side: naive script vs situate, query path, encoding, scale, LLM schedules, cold start (outputs/bench/)
 	@$(BIN)/python -c "import rank_bm25, contextgrid" 2>/dev/null || $(BIN)/pip install -q --disable-pip-version-check -e '.[bench]' 2>&1 | $(QUIET_PIP)

@@ -1,6 +1,7 @@
-"""situate.threads: every item called, the first error re-raised after the others, and a Ctrl-C
+"""situate.threads: every item called, the first error re-raised after the others, a Ctrl-C
 delivered to a worker thread (where the kernel may deliver a process's SIGINT) reaching the
-waiting thread while a call hangs."""
+waiting thread while a call hangs, and an interrupted command's exit not waiting on the
+interpreter's shutdown."""
 
 from __future__ import annotations
 
@@ -100,3 +101,57 @@ def test_a_sigint_a_worker_receives_interrupts_the_waiting_thread(name):
             proc.kill()
     # it printed, and exited with its daemon thread still hung in the call
     assert (proc.returncode, stdout.strip()) == (0, "interrupted"), stderr
+
+
+def test_exit_at_once_keeps_what_atexit_and_stdout_hold_and_leaves_a_hung_thread(tmp_path):
+    # a thread that is no daemon, hung for good: the interpreter's shutdown would join it forever
+    script = textwrap.dedent("""
+        import atexit, sys, threading
+        from situate.threads import exit_at_once
+        atexit.register(lambda: open(sys.argv[1], "w").write("atexit ran"))
+        threading.Thread(target=threading.Event().wait).start()
+        print("kept", end="")  # buffered in the pipe's writer until the exit flushes it
+        exit_at_once(130)
+    """)
+    marker = tmp_path / "atexit.txt"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, str(marker)], cwd=REPO, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        stdout, stderr = proc.communicate(timeout=300)  # a hang guard only
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert (proc.returncode, stdout) == (130, "kept"), stderr
+    assert marker.read_text() == "atexit ran"
+
+
+def test_after_a_storage_fault_no_item_is_handed_out():
+    """One worker, items in order: item 1 meets a full disk; items 2 and 3 would be paid for an
+    answer that could not be kept, so they are never called; the fault is raised."""
+    from situate.stores.faults import StorageError
+
+    called = []
+
+    def call(item: int) -> None:
+        called.append(item)
+        if item == 1:
+            raise StorageError("/cache/contexts.sqlite", "no_space", "full")
+
+    with pytest.raises(StorageError):
+        map_on_daemon_threads(call, [0, 1, 2, 3], workers=1)
+    assert called == [0, 1]
+
+
+def test_after_another_error_every_item_is_still_called():
+    called = []
+
+    def call(item: int) -> None:
+        called.append(item)
+        if item == 1:
+            raise ValueError("one item's own failure")
+
+    with pytest.raises(ValueError):
+        map_on_daemon_threads(call, [0, 1, 2, 3], workers=1)
+    assert called == [0, 1, 2, 3]

@@ -31,6 +31,9 @@ INTERRUPTED = (
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line ``argv``; None: the process's own (the ``situate`` script, ``python
+    -m situate.cli``), whose Ctrl-C then ends the process at once (``threads.exit_at_once``)."""
+    own_process = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
@@ -82,6 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         if debug:
             raise
         print(INTERRUPTED, file=sys.stderr)
+        if own_process:  # not the interpreter's shutdown, with hung calls' threads still in them
+            from situate.threads import exit_at_once
+
+            exit_at_once(130)
         return 130
 
 

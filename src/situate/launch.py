@@ -237,8 +237,11 @@ def _storage_faults_in_one_line(plan: Plan, task_function) -> None:
 
     try:
         _launch(plan, task_function)
-    except (OSError, sqlite3.Error) as e:
-        error = storage_error(e, str(plan.master.get("output_dir", "output_dir")), fallback=True)
+    except (OSError, sqlite3.Error, ValueError) as e:
+        # Hydra's logging set-up says a log file it cannot open as a ValueError caused by it
+        cause = e if not isinstance(e, ValueError) else e.__cause__ or e.__context__
+        output_dir = str(plan.master.get("output_dir", "output_dir"))
+        error = None if cause is None else storage_error(cause, output_dir, fallback=True)
         if error is None:
             raise
         raise SituateExit(error) from e

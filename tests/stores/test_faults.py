@@ -5,6 +5,7 @@ folder, and a full disk (a real filesystem of fixed size, as SQLite's own tests 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import sqlite3
 import subprocess
@@ -139,3 +140,26 @@ def test_a_full_disk_during_an_index_build_is_one_line_and_leaves_no_folder(tmp_
         ).startswith(f"{cache.path('dense', 'ab' * 32)}: no space left")
         assert not cache.has("dense", "ab" * 32)
         assert list((mount / "index" / "dense").iterdir()) == []  # no temporary left behind
+
+
+def test_a_file_cut_inside_its_last_page_is_damaged_not_read_as_zeros(tmp_path):
+    """SQLite reads a page cut short as zeros and its integrity check passes; the header's page
+    count tells the file is short."""
+    db = tmp_path / "generations.sqlite"
+    store = BlobStore(db, "generations", paid=True)
+    store.put_many([(f"k{i}", b'{"text": "an answer"}' * 20) for i in range(30)])
+    store.close()
+    with open(db, "r+b") as f:
+        f.truncate(db.stat().st_size - 93)
+    with pytest.raises(StorageError, match=r"generations\.sqlite: the store is damaged \(trunc"):
+        BlobStore(db, "generations", paid=True)
+
+
+def test_a_value_that_does_not_read_back_is_the_stores_damage(tmp_path):
+    from situate.stores.faults import decoded
+
+    with pytest.raises(StorageError) as raised:
+        decoded(tmp_path / "contexts.sqlite", "ab" * 32, json.loads, b'{"text": "cut sh')
+    assert raised.value.kind == "damaged"
+    assert str(raised.value).startswith(f"{tmp_path / 'contexts.sqlite'}: the store is damaged")
+    assert "entry abababababab does not read back" in str(raised.value)

@@ -20,7 +20,8 @@ import pytest
 from conftest import free_port
 from situate.errors import SituateError
 from situate.stores.faults import StorageError
-from situate.tracking.faults import TrackingStoreError, classify, header_fault, tracking_error
+from situate.stores.faults import sqlite_header_fault as header_fault
+from situate.tracking.faults import TrackingStoreError, classify, tracking_error
 from situate.tracking.mlflow_tracker import MlflowTracker, forget_fault, store_down
 from situate.tracking.pending import (
     LOGGED_FILE,

@@ -18,6 +18,9 @@ def main(args: list[str]) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+    # a tracking server that stops mid-run: MLflow's default retries wait minutes before the
+    # run can keep its results for `situate track`; two retries ride out a blip
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
     from situate import launch
 
     plan = launch.plan(args)  # a run, or a basic sweeper's grid: each config composed once

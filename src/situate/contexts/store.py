@@ -20,6 +20,7 @@ from situate.errors import SituateError
 from situate.paid.llm import LLMProvider
 from situate.records import Usage
 from situate.stores.base import ChargeRows, Stores
+from situate.stores.faults import decoded
 from situate.stores.keys import content_hash
 from situate.stores.sqlite import SqliteStores
 
@@ -85,7 +86,10 @@ class ContextStore:
 
     def get_many(self, keys: list[str], endpoint: str = "") -> dict[str, StoredContext]:
         """The stored contexts of ``keys``; one recorded as written by another endpoint is refused."""
-        found = {k: StoredContext.from_bytes(v) for k, v in self.blobs.get_many(keys).items()}
+        found = {
+            k: decoded(self.blobs.where, k, StoredContext.from_bytes, v)
+            for k, v in self.blobs.get_many(keys).items()
+        }
         for stored in found.values():
             self._check_writer(stored, endpoint)
         return found
@@ -103,7 +107,11 @@ class ContextStore:
         """Hold ``key`` while the block pays for its context; yields the context another process
         stored meanwhile instead (Postgres: a live peer holding the key is waited on), else None."""
         with self.blobs.claim(key) as blob:
-            stored = None if blob is None else StoredContext.from_bytes(blob)
+            stored = (
+                None
+                if blob is None
+                else decoded(self.blobs.where, key, StoredContext.from_bytes, blob)
+            )
             if stored is not None:
                 self._check_writer(stored, endpoint)
             yield stored

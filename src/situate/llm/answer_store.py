@@ -20,6 +20,7 @@ from typing import Generic, TypeVar
 from situate.errors import SituateError
 from situate.records import Usage
 from situate.stores.base import ChargeRows, Stores
+from situate.stores.faults import decoded
 from situate.stores.sqlite import SqliteStores
 
 
@@ -59,7 +60,10 @@ class AnswerStore(Generic[A]):
         self.record, self.what = record, what
 
     def get_many(self, keys: list[str], endpoint: str) -> dict[str, A]:
-        found = {k: self.record.from_bytes(v) for k, v in self.blobs.get_many(keys).items()}
+        found = {
+            k: decoded(self.blobs.where, k, self.record.from_bytes, v)
+            for k, v in self.blobs.get_many(keys).items()
+        }
         for stored in found.values():
             self._check_writer(stored, endpoint)
         return found
@@ -69,7 +73,11 @@ class AnswerStore(Generic[A]):
         """Hold ``key`` while the block pays for its answer; yields the one another process
         stored meanwhile instead (see :meth:`situate.contexts.store.ContextStore.claim`)."""
         with self.blobs.claim(key) as blob:
-            stored = None if blob is None else self.record.from_bytes(blob)
+            stored = (
+                None
+                if blob is None
+                else decoded(self.blobs.where, key, self.record.from_bytes, blob)
+            )
             if stored is not None:
                 self._check_writer(stored, endpoint)
             yield stored

@@ -28,6 +28,7 @@ REPAIR = "situate cache repair"
 # failed write in WAL mode as SQLITE_IOERR (not SQLITE_FULL) when the disk fills during a commit
 NEARLY_FULL_BYTES = 4 << 20
 
+SQLITE_HEADER = b"SQLite format 3\x00"
 NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 READ_ONLY = (errno.EROFS,)
 DENIED = (errno.EACCES, errno.EPERM)
@@ -140,14 +141,7 @@ def _sqlite_error(exc: sqlite3.Error, where: str | Path) -> StorageError | None:
         or "not a database" in text
         or name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
     ):
-        return StorageError(
-            where,
-            "damaged",
-            f"{where}: the store is damaged ({exc}); run `{REPAIR} "
-            f"cache_dir={Path(where).parent}`: it moves the file aside (never deletes it) and "
-            "rebuilds it from what can be read and from its journal of paid answers; then run "
-            "again",
-        )
+        return damaged_file(where, str(exc))
     if "database or disk is full" in text or name == "SQLITE_FULL":
         return no_space(where)
     if "locked" in text or name.startswith("SQLITE_BUSY"):
@@ -223,3 +217,51 @@ def guarded(where: str | Path) -> Iterator[None]:
         if error is None:
             raise
         raise error from e
+
+
+def sqlite_header_fault(db: str | Path) -> str | None:
+    """What is wrong with the SQLite file ``db`` as its first 100 bytes and its size tell,
+    without reading the rest: not a SQLite file, or cut short of the pages its header counts
+    (a copy or a disk that stopped half-way). None when they look whole (or it is empty)."""
+    db = Path(db)
+    try:
+        size = db.stat().st_size
+        with open(db, "rb") as f:
+            header = f.read(100)
+    except FileNotFoundError:
+        return None
+    if size == 0:
+        return None  # SQLite's empty database: MLflow creates its tables in it
+    if len(header) < 100 or not header.startswith(SQLITE_HEADER):
+        return "file is not a database: no SQLite header"
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    valid = header[24:28] == header[92:96] and pages > 0  # SQLite's rule for that count
+    # a write-ahead log or a hot rollback journal beside it: SQLite completes or undoes the
+    # last write when it opens the file, which its header does not yet tell
+    beside = [Path(f"{db}{s}") for s in ("-wal", "-journal")]
+    pending = any(p.exists() and p.stat().st_size for p in beside)
+    if valid and not pending and size < page_size * pages:
+        return f"truncated: {size} bytes of the {page_size * pages} its header counts"
+    return None
+
+
+def damaged_file(where: str | Path, detail: str) -> StorageError:
+    """The one-line error of a damaged store file (``detail``: what is wrong with it)."""
+    return StorageError(
+        where,
+        "damaged",
+        f"{where}: the store is damaged ({detail}); run `{REPAIR} cache_dir={Path(where).parent}`: "
+        "it moves the file aside (never deletes it) and rebuilds it from what can be read and "
+        "from its journal of paid answers; then run again",
+    )
+
+
+def decoded(where: str | Path, key: str, decode, blob: bytes):
+    """``decode(blob)``, the entry ``key`` of the store at ``where``; a value that does not read
+    back (cut or overwritten in a damaged file) is the store's damage, not a traceback."""
+    try:
+        return decode(blob)
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
+        raise damaged_file(where, f"entry {key[:12]} does not read back: {e}") from e

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from situate.stores import journal
-from situate.stores.faults import guarded
+from situate.stores.faults import guarded, sqlite_header_fault
 from situate.stores.files import MANIFEST, folder_problems
 from situate.stores.sqlite import APPLIED, BlobStore
 
@@ -117,6 +117,9 @@ def _tables(conn: sqlite3.Connection) -> list[str]:
 def check_store(path: Path) -> Finding:
     """Integrity, entries per table and the journals of the SQLite store at ``path``."""
     found = Finding(str(path), "sqlite")
+    damage = sqlite_header_fault(path)
+    if damage is not None:
+        found.problems.append(damage)
     tables: list[str] = []
     applied: dict[str, tuple[str, int]] = {}
     try:

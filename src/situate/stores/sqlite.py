@@ -18,7 +18,14 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from situate.stores import journal
-from situate.stores.faults import REPAIR, StorageError, guarded, storage_error
+from situate.stores.faults import (
+    REPAIR,
+    StorageError,
+    damaged_file,
+    guarded,
+    sqlite_header_fault,
+    storage_error,
+)
 from situate.stores.journal import journal_path
 
 log = logging.getLogger(__name__)
@@ -72,6 +79,9 @@ class BlobStore:
         self._local = threading.local()
         with guarded(self.path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            damage = sqlite_header_fault(self.path)  # cut short: SQLite would read zeros
+        if damage is not None:
+            raise damaged_file(self.path, damage)
         with self._transaction() as db:
             db.execute(
                 f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value BLOB NOT NULL)"
@@ -270,5 +280,8 @@ class SqliteStores:
 
     name = "sqlite"
 
+    def __init__(self, timeout_s: float = BUSY_TIMEOUT_S):
+        self.timeout_s = timeout_s  # how long a write waits for another process's lock
+
     def blobs(self, path: str | Path, table: str, paid: bool = False) -> BlobStore:
-        return BlobStore(path, table, paid=paid)
+        return BlobStore(path, table, paid=paid, timeout_s=self.timeout_s)

@@ -30,7 +30,6 @@ from situate.tracking.base import without_credentials
 KEPT_ON_DISK = "result.json, per_question.csv, config.yaml"
 # beside a SQLite file: its journal, write-ahead log and shared memory, moved aside with it
 SQLITE_SIDE_FILES = ("-journal", "-wal", "-shm")
-SQLITE_HEADER = b"SQLite format 3\x00"
 # words of an MlflowException whose cause was lost on the way (a server's answer, a REST error)
 SERVER_WORDS = ("failed with exception", "failed with timeout", "max retries exceeded")
 # HTTP answers of a server that is there but cannot serve (restarting, its proxy with none behind)
@@ -58,6 +57,11 @@ class TrackingStoreError(StorageError):
         """The same fault, told as ``message`` (a run's or sweep's end: what waits, and how to
         log it)."""
         return TrackingStoreError(self.where, self.kind, self.head, self.fix, message=message)
+
+
+# what MLflow's schema migration meets in a store whose first creation was cut short (a full
+# disk, an I/O error or a kill while its tables were made): the store is half built, not locked
+HALF_MIGRATED = ("already exists", "duplicate column name", "no such table: alembic_version")
 
 
 def chain(error: BaseException) -> Iterator[BaseException]:
@@ -147,6 +151,8 @@ def classify(error: BaseException, where: Path | None = None) -> tuple[str, Base
             return "locked", e
         if "database disk image is malformed" in text or "file is not a database" in text:
             return "damaged", e
+        if any(w in text for w in HALF_MIGRATED):  # its tables half made (a fault mid-creation)
+            return "damaged", e
     return None
 
 
@@ -224,30 +230,6 @@ def server_error(key: str, url: str, detail: str) -> TrackingStoreError:
         f"{key}={url}: the MLflow tracking store stopped answering ({detail})",
         f"start the server again (mlflow server) or fix {key}",
     )
-
-
-def header_fault(db: Path) -> str | None:
-    """What is wrong with the SQLite file ``db`` as its first 100 bytes and its size tell,
-    without reading the rest: not a SQLite file, or cut short of the pages its header counts
-    (a copy or a disk that stopped half-way). None when they look whole (or it is empty)."""
-    try:
-        size = db.stat().st_size
-        with open(db, "rb") as f:
-            header = f.read(100)
-    except FileNotFoundError:
-        return None
-    if size == 0:
-        return None  # SQLite's empty database: MLflow creates its tables in it
-    if len(header) < 100 or not header.startswith(SQLITE_HEADER):
-        return "file is not a database: no SQLite header"
-    page_size = int.from_bytes(header[16:18], "big")
-    page_size = 65536 if page_size == 1 else page_size
-    pages = int.from_bytes(header[28:32], "big")
-    valid = header[24:28] == header[92:96] and pages > 0  # SQLite's rule for that count
-    wal = Path(f"{db}-wal")
-    if valid and not (wal.exists() and wal.stat().st_size) and size < page_size * pages:
-        return f"truncated: {size} bytes of the {page_size * pages} its header counts"
-    return None
 
 
 def tracking_error(

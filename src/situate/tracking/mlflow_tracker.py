@@ -32,11 +32,10 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from situate.errors import SituateError
-from situate.stores.faults import StorageError
+from situate.stores.faults import StorageError, sqlite_header_fault
 from situate.tracking.base import one_line_error, without_credentials
 from situate.tracking.faults import (
     TrackingStoreError,
-    header_fault,
     local_store_error,
     tracking_error,
 )
@@ -227,7 +226,7 @@ class MlflowTracker:
         """Read the SQLite store's header and schema and take its write lock once (released at
         once): a damaged file, or a lock held past ``lock_seconds``, is its one line."""
         db = self.db_path
-        damage = header_fault(db)
+        damage = sqlite_header_fault(db)
         if damage is not None:
             raise local_store_error(db, "damaged", damage)
         if not db.exists():
