@@ -6,6 +6,7 @@ nothing already stored.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -17,6 +18,8 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -587,13 +590,33 @@ def test_another_server_fails_the_probe():
         )
 
 
-def interrupted_run(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
-    """A run stopped by SIGINT while it waits on a provider that never answers."""
+@contextlib.contextmanager
+def cores_busy(busy: bool = True) -> Iterator[None]:
+    """Every core held by a busy loop (a process each, killed at the end): the load under which
+    an interrupted sweep once did not exit."""
+    hogs = []
+    try:
+        if busy:
+            for _ in range(min(os.cpu_count() or 2, 16)):
+                hogs.append(subprocess.Popen([sys.executable, "-c", "while True: pass"]))
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+        for hog in hogs:
+            hog.wait()
+
+
+def interrupted_run(tmp_path: Path, *extra: str, busy: bool = False) -> subprocess.CompletedProcess:
+    """A run stopped by SIGINT while it waits on a provider that never answers (with ``busy``,
+    every core held busy from its start to its exit). A run that does not exit is stopped with
+    SIGABRT, its threads' stacks (faulthandler) in the failure."""
     notes = write_notes(tmp_path / "notes")
     env = {**os.environ, "SITUATE_DATA_DIR": str(DATA_DIR), **NO_KEYS}
     env["ANTHROPIC_API_KEY"] = "stalled-provider-key"
+    env["PYTHONFAULTHANDLER"] = "1"  # SIGABRT prints every thread's stack
     env.pop("MLFLOW_TRACKING_URI", None)
-    with StalledProvider() as provider:
+    with StalledProvider() as provider, cores_busy(busy):
         args = [
             "run", f"output_dir={tmp_path / 'out'}", *NOTES,
             f"dataset.path={notes}", "context=llm", "llm=claude_haiku_5_5",
@@ -604,12 +627,26 @@ def interrupted_run(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         try:
-            assert provider.called.wait(timeout=300), "the run never called the provider"
+            waited = 0.0
+            while not provider.called.wait(timeout=1):  # or the run ended first: say how
+                waited += 1
+                if proc.poll() is not None or waited > 300:  # a hang guard only
+                    proc.kill()
+                    _, stderr = proc.communicate()
+                    pytest.fail(f"the run never called the provider:\n{stderr[-6000:]}")
             proc.send_signal(signal.SIGINT)  # the run is now waiting on the provider's answer
-            stdout, stderr = proc.communicate(timeout=120)
+            interrupted = time.monotonic()
+            try:
+                stdout, stderr = proc.communicate(timeout=120)  # a hang guard, not a speed check
+                print(f"exited {time.monotonic() - interrupted:.1f} s after SIGINT")  # a report
+            except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGABRT)
+                _, stderr = proc.communicate(timeout=60)
+                pytest.fail(f"no exit within 120 s of SIGINT; its threads:\n{stderr[-12000:]}")
         finally:
             if proc.poll() is None:
                 proc.kill()
+                proc.communicate()
     return subprocess.CompletedProcess(args, proc.returncode, stdout, stderr)
 
 
@@ -622,11 +659,16 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
 
 
 @pytest.mark.slow
-def test_ctrl_c_in_a_sweep_leaves_its_runs_killed_not_running(tmp_path):
+@pytest.mark.parametrize("busy", [False, True], ids=["idle", "cores_busy"])
+def test_ctrl_c_in_a_sweep_leaves_its_runs_killed_not_running(tmp_path, busy):
     from mlflow.tracking import MlflowClient
 
-    proc = interrupted_run(tmp_path, "-m", "fusion=rrf,dense_only", "tracking=mlflow", "study=stop")
+    proc = interrupted_run(
+        tmp_path, "-m", "fusion=rrf,dense_only", "tracking=mlflow", "study=stop", busy=busy
+    )
     assert proc.returncode == 130, proc.stderr
+    assert "Traceback" not in proc.stderr and "KeyboardInterrupt" not in proc.stderr
+    assert [line for line in proc.stderr.splitlines() if line.strip()][-1] == INTERRUPTED
     client = MlflowClient(f"sqlite:///{tmp_path / 'out' / 'mlflow.db'}")
     runs = client.search_runs([client.get_experiment_by_name("stop").experiment_id])
     statuses = {r.data.tags.get("sweep", "job"): r.info.status for r in runs}
