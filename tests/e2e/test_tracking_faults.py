@@ -74,7 +74,7 @@ def test_a_locked_store_stops_the_run_before_it_starts(tmp_path, made_store):
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")  # another process writing, until this test is done
     try:
-        proc = run(tmp_path, "+tracking.lock_seconds=0.5")
+        proc = run(tmp_path, "tracking.lock_seconds=0.5")
     finally:
         holder.execute("ROLLBACK")
         holder.close()
