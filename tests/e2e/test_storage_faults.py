@@ -6,6 +6,7 @@ them again."""
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,7 @@ def test_a_disk_that_fills_during_the_run_and_the_run_after_it(tmp_path):
 def test_a_damaged_context_store_is_repaired_and_its_contexts_are_not_paid_again(tmp_path):
     notes, out = write_notes(tmp_path / "notes"), tmp_path / "out"
     vendor = emulated()["anthropic"]
-    key = "sk-ant-test-storage-faults"
+    key = f"storage-faults-{uuid.uuid4()}"  # made here: no key-like text in the repository
     env = {vendor.key_env: key}
     with emulator(vendor, key) as server:
         paid = [o.format(url=server.url) for o in vendor.scan.overrides]

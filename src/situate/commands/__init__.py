@@ -192,6 +192,23 @@ VERBS: dict[str, Verb] = {
 HELPERS: tuple[str, ...] = ()
 
 
+def subverb(name: str, args: list[str], usage: str) -> tuple[str, list[str]] | int:
+    """The sub-verb of verb ``name`` that ``args`` names and the arguments after it, or the exit
+    code once ``--help`` (0) or an unknown sub-verb (2) has been answered."""
+    import sys
+
+    subverbs = VERBS[name].subverbs
+    if not args or args[0] in ("-h", "--help"):
+        print(usage)
+        for sub_name, verb in subverbs.items():
+            print(verb.help_block(sub_name))
+        return 0
+    if args[0] not in subverbs:
+        print(f"situate {name}: unknown verb {args[0]!r}; {usage}", file=sys.stderr)
+        return 2
+    return args[0], args[1:]
+
+
 def help_text() -> str:
     """The verbs' part of ``situate --help``, from the table."""
     return "\n".join(verb.help_block(name) for name, verb in VERBS.items())

@@ -9,11 +9,10 @@ found is repaired. ``--fast`` skips hashing the index folders' files (sizes only
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from situate.commands import VERBS
+from situate.commands import VERBS, subverb
 
 SUBVERBS = VERBS["cache"].subverbs
 USAGE = f"usage: situate cache {{{','.join(SUBVERBS)}}} [cache_dir=PATH] [--json] [--fast]"
@@ -22,15 +21,10 @@ PRICED = {"contexts", "judgments", "generations", "closed_book_answers"}
 
 
 def main(args: list[str]) -> int:
-    if not args or args[0] in ("-h", "--help"):
-        print(USAGE)
-        for name, verb in SUBVERBS.items():
-            print(verb.help_block(name))
-        return 0
-    verb, rest = args[0], args[1:]
-    if verb not in SUBVERBS:
-        print(f"situate cache: unknown verb {verb!r}; {USAGE}", file=sys.stderr)
-        return 2
+    chosen = subverb("cache", args, USAGE)
+    if isinstance(chosen, int):
+        return chosen
+    verb, rest = chosen
     as_json = "--json" in rest
     hashes = "--fast" not in rest
     overrides = [a for a in rest if a not in ("--json", "--fast")]

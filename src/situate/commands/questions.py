@@ -13,22 +13,16 @@ by the ``questions`` row of the verb table (``situate.commands.VERBS``), dispatc
 from __future__ import annotations
 
 import importlib
-import sys
 
-from situate.commands import VERBS
+from situate.commands import VERBS, subverb
 
 SUBVERBS = VERBS["questions"].subverbs
 USAGE = f"usage: situate questions {{{','.join(SUBVERBS)}}} ... (situate questions VERB --help)"
 
 
 def main(args: list[str]) -> int:
-    if not args or args[0] in ("-h", "--help"):
-        print(USAGE)
-        for name, verb in SUBVERBS.items():
-            print(verb.help_block(name))
-        return 0
-    verb, rest = args[0], args[1:]
-    if verb not in SUBVERBS:
-        print(f"situate questions: unknown verb {verb!r}; {USAGE}", file=sys.stderr)
-        return 2
+    chosen = subverb("questions", args, USAGE)
+    if isinstance(chosen, int):
+        return chosen
+    verb, rest = chosen
     return importlib.import_module(SUBVERBS[verb].module).main(verb, rest)
