@@ -245,3 +245,60 @@ def test_the_storage_harness_stops_a_full_disk_with_one_line_and_repairs_a_damag
         assert row["one_line_errors"] + row["absorbed"] == row["faults"], rows
     assert summary["failures"] == [], summary["failures"]
     assert (tmp_path / "storage_summary.json").exists()
+
+
+# a child that stores 30 answers in a paid BlobStore, one transaction each, and prints what it
+# met as JSON (with the warnings the store logged)
+STORE_CHILD = textwrap.dedent(
+    """
+    import json, logging, sys
+    from situate.stores.faults import StorageError
+    from situate.stores.sqlite import BlobStore
+    warnings = []
+    class Keep(logging.Handler):
+        def emit(self, record):
+            warnings.append(record.getMessage())
+    logging.getLogger("situate.stores.sqlite").addHandler(Keep())
+    store = BlobStore(sys.argv[1], "contexts", paid=True)
+    out = {"stored": 0, "error": None, "kind": None}
+    try:
+        for i in range(30):
+            store.put_many([(f"k{i}", b"v" * 500)])
+            out["stored"] += 1
+    except StorageError as e:
+        out["error"], out["kind"] = str(e), e.kind
+    try:
+        out["read_back"] = len(store.get_many([f"k{i}" for i in range(30)]))
+    except StorageError:
+        out["read_back"] = None
+    out["warnings"] = warnings
+    print(json.dumps(out))
+    """
+)
+
+
+@pytest.mark.parametrize("sticky", [False, True], ids=["once", "stays"])
+def test_an_io_error_is_tried_once_more_and_one_that_stays_is_one_line(tmp_path: Path, sticky):
+    db = tmp_path / "contexts.sqlite"
+    counted = tmp_path / "count"
+    src = {"PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    clean = run_child(
+        STORE_CHILD, [str(db)], {**src, **fi.env("contexts.sqlite", 0, count=counted)}
+    )
+    assert clean["stored"] == 30 and clean["warnings"] == []
+    total = fi.read_counts(counted).total
+    for leftover in tmp_path.glob("contexts.sqlite*"):
+        leftover.unlink()
+    got = run_child(
+        STORE_CHILD,
+        [str(db)],
+        {**src, **fi.env("contexts.sqlite", total // 2, errno_name="EIO", sticky=sticky)},
+    )
+    if not sticky:  # a passing fault: the store tries the transaction again and loses nothing
+        assert got["error"] is None and got["stored"] == 30 and got["read_back"] == 30
+        assert len(got["warnings"]) == 1 and "trying once more" in got["warnings"][0]
+    else:  # a disk that keeps failing: one line, with SQLite's own words, and nothing half-written
+        assert got["kind"] == "io" and "\n" not in got["error"]
+        assert got["error"].startswith(f"{db}: input/output error (")
+        assert "disk I/O error" in got["error"] or "Input/output error" in got["error"]
+        assert got["stored"] < 30 and got["read_back"] is None

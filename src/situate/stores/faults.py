@@ -126,8 +126,8 @@ def _errno_error(code: int, where: str | Path, detail: str) -> StorageError | No
         return StorageError(
             where,
             "io",
-            f"{where}: input/output error (a failing disk, or a network drive that dropped); "
-            f"check the drive, then run `{CHECK} cache_dir=<your cache_dir>` (and `{REPAIR}` if "
+            f"{where}: input/output error ({detail}: a failing disk, or a network drive that "
+            f"dropped); check the drive, then run `{CHECK} cache_dir=<your cache_dir>` (and `{REPAIR}` if "
             "it finds damage) before running again",
         )
     return None
@@ -168,7 +168,7 @@ def _sqlite_error(exc: sqlite3.Error, where: str | Path) -> StorageError | None:
             return no_space(where)
         if not Path(where).parent.exists():
             return _errno_error(errno.ENOENT, where, "its folder does not exist")
-        return _errno_error(errno.EIO, where, str(exc))
+        return _errno_error(errno.EIO, where, f"{exc}, {name}" if name else str(exc))
     return None
 
 

@@ -14,8 +14,9 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from situate.stores import journal
 from situate.stores.faults import (
@@ -29,8 +30,10 @@ from situate.stores.faults import (
 from situate.stores.journal import journal_path
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 BUSY_TIMEOUT_S = 120.0  # how long a write waits for another process's lock before it is an error
+IO_RETRY_PAUSE_S = 0.05  # before an I/O error is tried once more on a new connection
 APPLIED = "_journal"  # per journaled table: the journal's id and how far into it the table is
 
 
@@ -82,9 +85,13 @@ class BlobStore:
             damage = sqlite_header_fault(self.path)  # cut short: SQLite would read zeros
         if damage is not None:
             raise damaged_file(self.path, damage)
+        self._again_on_io(self._create)
+
+    def _create(self) -> None:
         with self._transaction() as db:
             db.execute(
-                f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value BLOB NOT NULL)"
+                f"CREATE TABLE IF NOT EXISTS {self.table} "
+                "(key TEXT PRIMARY KEY, value BLOB NOT NULL)"
             )
             if self.journal is not None:
                 db.execute(
@@ -92,6 +99,20 @@ class BlobStore:
                     "(tbl TEXT PRIMARY KEY, journal_id TEXT NOT NULL, applied INTEGER NOT NULL)"
                 )
                 self._sync_journal(db)
+
+    def _again_on_io(self, operation: Callable[[], T]) -> T:
+        """Run ``operation`` (one whole transaction); an I/O error is tried once more on a new
+        connection before it is the store's fault. SQLite's "disk I/O error" is also what a
+        connection meets when its view of the shared-memory index went stale under another
+        process (seen once in a Ray run of several writers); a failing disk fails again."""
+        try:
+            return operation()
+        except StorageError as e:
+            if e.kind != "io":
+                raise
+            log.warning("%s; trying once more on a new connection", e)
+            time.sleep(IO_RETRY_PAUSE_S)
+            return operation()
 
     @property
     def where(self) -> str:
@@ -222,6 +243,9 @@ class BlobStore:
         to it (fsynced) first, in the same transaction, under the same write lock."""
         if not puts and not deletes:
             return
+        self._again_on_io(lambda: self._write_once(puts, deletes))
+
+    def _write_once(self, puts: list[tuple[str, bytes]], deletes: list[str]) -> None:
         with self._transaction() as db:
             if self.journal is not None:
                 self._sync_journal(db)
@@ -241,6 +265,9 @@ class BlobStore:
 
     def get_many(self, keys: list[str]) -> dict[str, bytes]:
         """Values of the ``keys`` that are stored (missing keys are absent from the result)."""
+        return self._again_on_io(lambda: self._get_many_once(keys))
+
+    def _get_many_once(self, keys: list[str]) -> dict[str, bytes]:
         found: dict[str, bytes] = {}
         with self._transaction() as db:
             for i in range(0, len(keys), 900):  # SQLite's bound-parameter limit
@@ -266,12 +293,14 @@ class BlobStore:
 
     def items(self) -> list[tuple[str, bytes]]:
         """Every (key, value) of the table (for small tables)."""
-        with self._transaction() as db:
-            return db.execute(f"SELECT key, value FROM {self.table}").fetchall()
+        return self._again_on_io(lambda: self._select(f"SELECT key, value FROM {self.table}"))
 
     def __len__(self) -> int:
+        return self._again_on_io(lambda: self._select(f"SELECT COUNT(*) FROM {self.table}"))[0][0]
+
+    def _select(self, sql: str) -> list:
         with self._transaction() as db:
-            return db.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0]
+            return db.execute(sql).fetchall()
 
 
 class SqliteStores:
