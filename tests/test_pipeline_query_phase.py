@@ -63,3 +63,22 @@ def test_batched_queries_rank_as_one_at_a_time_and_embed_in_batches(key_env, tmp
     assert len(all_timed.total) == len(queries)
     np.testing.assert_array_equal(ranked.ids, one_by_one.ids)
     np.testing.assert_allclose(ranked.scores, one_by_one.scores, rtol=1e-6)
+
+
+def test_each_stages_list_is_kept_per_query_in_query_order(key_env, tmp_path):
+    with OpenAIEmulator(api_key=KEY) as emu:
+        pipe, queries, _ = pipeline(emu, tmp_path / "stages")
+        corpus, chunks, contexts = pipe.prepare({})
+        searcher = pipe.searcher(chunks, contexts, stage_depth=3)
+        ranked, _ = searcher.search_all(queries, sample=2)  # 2 alone, 12 in batches
+        dense = pipe.dense.search(pipe.embeddings(queries, "query"), 3)
+        sparse = pipe.sparse.search(queries, 3)
+    assert len(searcher.stages) == len(queries)
+    for q, kept in enumerate(searcher.stages):
+        assert list(kept) == ["dense", "sparse", "fusion"]  # reranker none: no rerank list
+        np.testing.assert_array_equal(kept["dense"][0], dense.ids[q])
+        np.testing.assert_array_equal(kept["sparse"][0], sparse.ids[q])
+        np.testing.assert_array_equal(kept["fusion"][0], ranked.ids[q][:3])  # fusion is final
+        assert all(len(ids) == 3 and seconds >= 0 for ids, _, seconds in kept.values())
+    # a batch's seconds are shared by its queries: the batched ones have equal shares
+    assert len({kept["dense"][2] for kept in searcher.stages[2:]}) == 1

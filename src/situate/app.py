@@ -38,7 +38,10 @@ from situate.tracking.base import (
     run_name,
     without_credentials,
 )
+from situate.tracking.question_sets import question_set
 from situate.tracking.sweep import parent_run_id
+from situate.tracking.tables import PER_QUESTION_TABLE, per_question_table, write_table
+from situate.tracking.traces import question_traces
 
 log = logging.getLogger("situate")
 
@@ -113,6 +116,8 @@ def write_artifacts(folder: Path, cfg: DictConfig, result: RunResult, ks: list[i
                 + [r.part]
             )
     write_trec_files(folder, result.evaluation.per_question, result.chunks, tag=str(cfg.study))
+    table = per_question_table(result.evaluation.per_question, result.chunks, result.contexts, ks)
+    write_table(folder / PER_QUESTION_TABLE, table)
     if result.costs is not None and result.costs.context.per_call:  # the calls this run paid
         calls = result.costs.context.per_call
         (folder / "llm_calls.json").write_text(json.dumps(calls, indent=1))
@@ -173,6 +178,23 @@ def dataset_input(cfg: DictConfig, corpus: Corpus, chunks: list[Chunk]) -> dict:
         },
         "context": "eval",
     }
+
+
+def log_traces(tracker: Tracker, result: RunResult, picked: list[int]) -> None:
+    """The retriever traces of the questions at ``picked``: each stage's list with the chunks'
+    first characters and their documents' files."""
+    if len(result.stages) != len(result.evaluation.per_question):  # a pipeline that kept none
+        log.warning("traces: the run kept no stage lists for its questions; none are logged")
+        return
+    by_id = {c.chunk_id: c for c in result.chunks}
+    ids = [c.chunk_id for c in result.chunks]
+    where = {d.doc_id: d.source or d.doc_id for d in result.corpus.documents}
+    traces = question_traces(result.evaluation.per_question, result.stages, ids, picked)
+    tracker.log_traces(
+        traces,
+        lambda cid: by_id[cid].text,
+        lambda cid: where.get(by_id[cid].doc_id, by_id[cid].doc_id),
+    )
 
 
 def record_failed_run(tracker: Tracker, cfg: DictConfig, pipeline: Pipeline) -> None:
@@ -304,9 +326,16 @@ def _run_job(
             ran = time.perf_counter()
             tracker.log_metrics(result.metrics)
             tracker.log_dataset(**dataset_input(cfg, result.corpus, result.chunks))
+            if result.corpus.questions:
+                source = str(cfg.dataset.get("path") or "")
+                tracker.log_question_set(
+                    question_set(result.corpus, source, result.corpus.questions_source or None)
+                )
+            if picked := tracker.traced(len(result.evaluation.per_question)):
+                log_traces(tracker, result, picked)
             with tempfile.TemporaryDirectory() as tmp:
                 write_artifacts(Path(tmp), cfg, result, row["ks"])
-                tracker.log_artifact_files(tmp)
+                tracker.log_artifact_files(tmp, tables=[PER_QUESTION_TABLE])
                 for name_ in (PER_QUESTION, "config.yaml"):
                     atomic_write_bytes(job.output_dir / name_, (Path(tmp) / name_).read_bytes())
             end = time.perf_counter()

@@ -99,6 +99,7 @@ class RunResult:
     costs: RunCosts | None = None
     # what the embedder's and the reranker's windows cut, by index ("dense", "rerank")
     truncation: dict[str, Truncation] = field(default_factory=dict)
+    stages: list[StageLists] = field(default_factory=list)  # per question, in question order
 
     @property
     def metrics(self) -> dict[str, float]:
@@ -343,11 +344,14 @@ class Pipeline:
                 (tmp / "flags.pkl").write_bytes(blob)
         return flags
 
-    def searcher(self, chunks: list[Chunk], contexts: list[Context]) -> Searcher:
-        """Query-time search over the indexes this pipeline built or loaded."""
+    def searcher(
+        self, chunks: list[Chunk], contexts: list[Context], stage_depth: int = 0
+    ) -> Searcher:
+        """Query-time search over the indexes this pipeline built or loaded (keeping each
+        stage's top ``stage_depth`` of each query)."""
         return Searcher(
             self.embeddings, self.dense, self.sparse, self.fusion, self.reranker_cached,
-            self.context.texts(chunks, contexts, "rerank"), self.evaluator.depth,
+            self.context.texts(chunks, contexts, "rerank"), self.evaluator.depth, stage_depth,
         )  # fmt: skip
 
     def run(self) -> RunResult:
@@ -362,11 +366,12 @@ class Pipeline:
         self._index_tokens = self.embedder.billed().tokens
         queries = [q.text for q in corpus.questions]
         t = time.perf_counter()
+        searcher = self.searcher(chunks, contexts, STAGE_DEPTH)
         with (
             progress_bar(batched_label(queries, self.evaluator.latency_sample)) as embedded,
             progress_bar(queries_label(len(queries), "dense" in self.fusion.needs)) as advance,
         ):
-            ranked, latency = self.searcher(chunks, contexts).search_all(
+            ranked, latency = searcher.search_all(
                 queries, advance, self.evaluator.latency_sample, embedded
             )
         costs = self.costs()
@@ -403,7 +408,7 @@ class Pipeline:
         timings["costs_seconds"] = time.perf_counter() - t
         return RunResult(
             corpus, chunks, contexts, ranked, evaluation, timings, counts, flags, costs,
-            dict(self.truncation),
+            dict(self.truncation), searcher.stages,
         )  # fmt: skip
 
     def costs(self) -> RunCosts | None:
@@ -553,6 +558,11 @@ def queries_label(n: int, embeds: bool = True) -> str:
     return f"{'embedding + ' if embeds else ''}searching {n} questions"
 
 
+# one query's list from each stage (dense, sparse, fusion, rerank): chunk rows, scores, seconds
+StageLists = dict[str, tuple[np.ndarray, np.ndarray, float]]
+STAGE_DEPTH = 10  # how much of each stage's list a run keeps per query (its traces show it)
+
+
 @dataclass
 class Latency:
     """Seconds spent per query, in total and in the reranker."""
@@ -580,18 +590,24 @@ class Searcher:
         reranker: CachedReranker,
         rerank_texts: list[str],
         depth: int,
+        stage_depth: int = 0,
     ):
         self.embeddings, self.dense, self.sparse = embeddings, dense, sparse
         self.fusion, self.reranker = fusion, reranker
         self.rerank_texts = rerank_texts
         self.depth = depth
+        # with stage_depth, each stage's top stage_depth of each query, in query order (traces)
+        self.stage_depth = stage_depth
+        self.stages: list[StageLists] = []
 
     def search(self, query: str) -> tuple[Rankings, float]:
         """The top ``depth`` chunk rows for ``query`` (a one-row ``Rankings``) and rerank seconds."""
         fused = self._retrieve([query], None)
         t = time.perf_counter()
         ranked = self.reranker(query, self.rerank_texts, fused, self.depth)
-        return ranked, time.perf_counter() - t
+        seconds = time.perf_counter() - t
+        self._keep_rerank(len(self.stages) - 1, ranked, seconds)
+        return ranked, seconds
 
     def warm_up(self) -> None:
         """Load the local models now, so that the first query's time is the query's alone."""
@@ -621,11 +637,14 @@ class Searcher:
         rest = queries[timed:]
         if rest:
             fused = self._retrieve(rest, embed_progress)
+            first = len(self.stages) - len(rest)
             for j, query in enumerate(rest):
                 one = Rankings.from_rows([fused.row(j)], fused.depth)
                 t = time.perf_counter()
-                rows.append(self.reranker(query, self.rerank_texts, one, self.depth).row(0))
+                ranked = self.reranker(query, self.rerank_texts, one, self.depth)
+                rows.append(ranked.row(0))
                 rerank[timed + j] = time.perf_counter() - t
+                self._keep_rerank(first + j, ranked, rerank[timed + j])
                 if progress:
                     progress(1, len(queries))
         return Rankings.from_rows(rows, self.depth), Latency(total, rerank)
@@ -635,11 +654,34 @@ class Searcher:
     ) -> Rankings:
         """Fused candidates of ``queries``, embedded and searched together (one row each)."""
         lists: dict[str, Rankings] = {}
+        seconds: dict[str, float] = {}
         pool = max(self.fusion.pool, self.depth)
+        t = time.perf_counter()
         if "dense" in self.fusion.needs:
             lists["dense"] = self.dense.search(
                 self.embeddings(queries, "query", embed_progress), pool
             )
+            seconds["dense"], t = time.perf_counter() - t, time.perf_counter()
         if "sparse" in self.fusion.needs:
             lists["sparse"] = self.sparse.search(queries, pool)
-        return self.fusion.fuse(lists, max(self.reranker.reranker.pool, self.depth))
+            seconds["sparse"], t = time.perf_counter() - t, time.perf_counter()
+        fused = self.fusion.fuse(lists, max(self.reranker.reranker.pool, self.depth))
+        seconds["fusion"] = time.perf_counter() - t
+        if self.stage_depth:  # each query's share of a batch's seconds
+            every = {**lists, "fusion": fused}
+            for j in range(len(queries)):
+                self.stages.append(
+                    {
+                        name: (*self._top(ranking.row(j)), seconds[name] / len(queries))
+                        for name, ranking in every.items()
+                    }
+                )
+        return fused
+
+    def _top(self, row: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        return row[0][: self.stage_depth], row[1][: self.stage_depth]
+
+    def _keep_rerank(self, q: int, ranked: Rankings, seconds: float) -> None:
+        """The reranker's list of query ``q`` (a reranker that reorders: not ``none``)."""
+        if self.stage_depth and self.reranker.reranker.pool:
+            self.stages[q]["rerank"] = (*self._top(ranked.row(0)), seconds)

@@ -80,6 +80,7 @@ class Corpus:
     questions: list[Question]
     prechunks: list[Chunk] | None = None
     notes: dict[str, int | str] = field(default_factory=dict)  # e.g. {"offsets_repaired": 234}
+    questions_source: str = ""  # the file the questions were read from ("" when none)
 
     def document(self, doc_id: str) -> Document:
         return self._by_id()[doc_id]

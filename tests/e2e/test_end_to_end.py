@@ -46,6 +46,20 @@ def test_cookbook_sweep_tracks_four_runs(cookbook_dir: Path, tmp_path: Path):
     assert len(parents) == 1 and parents[0].info.status == "FINISHED"
     (parent,) = parents
     assert parent.data.metrics["jobs"] == 4 and parent.data.metrics["jobs_failed"] == 0
+    # the parent holds the study: its results as a table, whether its questions separate the arms
+    assert json.loads(parent.data.tags["mlflow.loggedArtifacts"]) == [
+        {"path": "results_table.json", "type": "table"}
+    ]
+    results_table = mlflow.MlflowClient().load_table(
+        parent.info.experiment_id, "results_table.json", [parent.info.run_id]
+    )
+    assert sorted(results_table["run_id"]) == sorted(r["run_id"] for r in rows)
+    assert set(results_table["outcome"]) == {"finished"}
+    assert {"context", "fusion", "pass_at_5", "mrr"} <= set(results_table.columns)
+    line = parent.data.tags["situate.informativeness"]
+    assert (
+        line and line.split()[0] in ("The", "Warning:") and line in proc.stdout.replace("\n", " ")
+    )
     runs = [r for r in runs if r is not parent]
     assert len(runs) == 4
     assert all(r.data.tags["mlflow.parentRunId"] == parent.info.run_id for r in runs)
@@ -88,6 +102,46 @@ def test_cookbook_sweep_tracks_four_runs(cookbook_dir: Path, tmp_path: Path):
         rows_csv = list(csv.DictReader(f))
     assert len(rows_csv) == run.data.metrics["n_questions"]
     assert rows_csv[0]["top_20_chunk_ids"].split()[0].startswith("doc_")
+    # one per-question table per run, listed as MLflow's log_table lists it, read back by MLflow
+    for r in runs:
+        listed = json.loads(r.data.tags["mlflow.loggedArtifacts"])
+        assert listed == [{"path": "per_question_table.json", "type": "table"}]
+    client, experiment = mlflow.MlflowClient(), run.info.experiment_id
+    table = client.load_table(experiment, "per_question_table.json", run_ids=[run.info.run_id])
+    assert len(table) == run.data.metrics["n_questions"]
+    assert list(table["question_id"]) == [r["qid"] for r in rows_csv]
+    assert list(table["question"]) == [r["question"] for r in rows_csv]
+    assert [f"{x:.4f}" for x in table["pass_at_5"]] == [r["pass_at_5"] for r in rows_csv]
+    assert "context_of_first_relevant" in table.columns  # a replayed context per chunk
+    ids = [x.info.run_id for x in runs]
+    both = client.load_table(experiment, "per_question_table.json", ids, extra_columns=["run_id"])
+    assert len(both) == 4 * run.data.metrics["n_questions"]
+    # the question set is one evaluation dataset of the store, and each run names it
+    (dataset,) = client.search_datasets(experiment_ids=[experiment])
+    assert {r.data.tags["situate.eval_dataset_id"] for r in runs} == {dataset.dataset_id}
+    assert dataset.name.startswith("cookbook-questions-")
+    records = dataset.to_df()
+    assert len(records) == run.data.metrics["n_questions"]
+    assert sorted(x["question_id"] for x in records["inputs"]) == sorted(table["question_id"])
+    # a retriever trace per question (fewer than the default sample of 100: all of them)
+    for r in runs:
+        assert r.data.metrics["traces_logged"] == r.data.metrics["n_questions"]
+    traces = client.search_traces(locations=[experiment], run_id=run.info.run_id)
+    assert len(traces) == run.data.metrics["n_questions"]
+    trace = next(t for t in traces if t.info.tags["situate.question_id"] == rows_csv[0]["qid"])
+    names = [s.name for s in trace.data.spans]
+    assert names == ["retrieve", "dense", "sparse", "fusion"]  # rrf of dense and BM25
+    dense = next(s for s in trace.data.spans if s.name == "dense")
+    assert dense.span_type == "RETRIEVER"
+    top = [d["metadata"]["chunk_id"] for d in dense.outputs]
+    assert top[0].startswith("doc_") and [d["metadata"]["rank"] for d in dense.outputs][:2] == [
+        1,
+        2,
+    ]
+    fused = next(s for s in trace.data.spans if s.name == "fusion")
+    assert [d["metadata"]["chunk_id"] for d in fused.outputs] == rows_csv[0][
+        "top_20_chunk_ids"
+    ].split()[:10]
 
 
 @pytest.mark.slow

@@ -357,7 +357,20 @@ def test_the_cli_writes_the_report_under_output_dir(store, monkeypatch, capsys):
     assert rc == 0
     html = root / "reports" / STUDY / "index.html"
     assert html.exists() and (html.parent / "report.md").exists()
-    assert str(html.resolve()) in capsys.readouterr().out.replace("\n", "")
+    out = capsys.readouterr().out.replace("\n", "")
+    assert str(html.resolve()) in out
+    # the report is attached to the sweep's parent run, for whoever opens the sweep in MLflow
+    import mlflow
+
+    client = mlflow.MlflowClient(f"sqlite:///{root / 'mlflow.db'}")
+    (parent,) = client.search_runs(
+        [client.get_experiment_by_name(STUDY).experiment_id], "tags.sweep = 'true'"
+    )
+    listed = [a.path for a in client.list_artifacts(parent.info.run_id, "report")]
+    assert listed == ["report/index.html", "report/report.md"]
+    assert f"attached to the sweep's MLflow run {parent.info.run_id}" in out
+    got = client.download_artifacts(parent.info.run_id, "report/report.md", str(root / "dl"))
+    assert Path(got).read_text() == (html.parent / "report.md").read_text()
 
 
 # -- a gain at k = 1 that the largest k hides --------------------------------------------------

@@ -32,6 +32,7 @@ from situate.tracking.pending import (
     waiting_line,
     write_parent,
 )
+from situate.tracking.tables import PER_QUESTION_TABLE, write_table
 
 KEPT = (
     "the runs' results are still on disk (each job's folder has result.json, per_question.csv, "
@@ -251,6 +252,7 @@ def job_with_artifacts(tmp_path: Path) -> tuple[Path, Path]:
     job.mkdir()
     artifacts.mkdir()
     (artifacts / "per_question.csv").write_text("qid,recall\nq1,1.0\n")
+    write_table(artifacts / PER_QUESTION_TABLE, {"question_id": ["q1"], "recall_at_5": [1.0]})
     (job / "result.json").write_text(json.dumps({"run_id": None, "metrics": {"mrr": 0.5}}))
     return job, artifacts
 
@@ -267,7 +269,7 @@ def test_a_store_damaged_mid_run_keeps_the_run_in_its_folder_and_track_logs_it_o
         db.write_bytes(b"overwritten by a disk that failed " * 400)
         t.log_metrics({"mrr": 0.5})  # no exception: the job goes on
         t.log_dataset("notes", "0123456789abcdef", str(tmp_path), {"chunks": 4}, "eval")
-        t.log_artifact_files(str(artifacts))
+        t.log_artifact_files(str(artifacts), tables=[PER_QUESTION_TABLE])
     assert run_id is not None
     fault = store_down(t.uri)
     assert fault.kind == "damaged" and str(db) in str(fault)
@@ -276,6 +278,7 @@ def test_a_store_damaged_mid_run_keeps_the_run_in_its_folder_and_track_logs_it_o
     assert record["metrics"] == {"before": 1.0, "mrr": 0.5}
     assert record["params"] == {"a": "1"} and record["tags"]["arm"] == "x"
     assert record["datasets"][0]["digest"] == "0123456789abcdef"
+    assert record["tables"] == [PER_QUESTION_TABLE]
     assert (job / PENDING_ARTIFACTS / "per_question.csv").read_text().startswith("qid")
     line = waiting_line(job, fault)
     assert line.startswith(f"{db}: the MLflow tracking store is damaged (file is not a database)")
@@ -299,8 +302,11 @@ def test_a_store_damaged_mid_run_keeps_the_run_in_its_folder_and_track_logs_it_o
     assert [i.dataset.digest for i in run.inputs.dataset_inputs] == ["0123456789abcdef"]
     import mlflow
 
-    names = [a.path for a in mlflow.MlflowClient(new.uri).list_artifacts(new_id)]
-    assert names == ["per_question.csv"]
+    client = mlflow.MlflowClient(new.uri)
+    names = [a.path for a in client.list_artifacts(new_id)]
+    assert names == ["per_question.csv", PER_QUESTION_TABLE]
+    table = client.load_table(run.info.experiment_id, PER_QUESTION_TABLE, [new_id])
+    assert list(table["question_id"]) == ["q1"]  # listed as the run's table, as when logged live
     assert json.loads((job / "result.json").read_text())["run_id"] == new_id
     assert not (job / PENDING_FILE).exists()
     assert json.loads((job / LOGGED_FILE).read_text())["run_id"] == new_id

@@ -55,7 +55,42 @@ def main(args: list[str]) -> int:
     out = Path(ns.out) if ns.out else Path(str(cfg.output_dir)) / "reports" / data.name
     html, md = write_report(sc, out, read_judged(out))  # judged.json: `situate judge` wrote it
     _summary(sc, html, md)
+    if data.parent is not None:
+        attach_report(data.tracking_uri, data.parent.run_id, [html, md])
     return 0
+
+
+REPORT_FOLDER = "report"  # where the report's files go among the parent run's artifacts
+
+
+def attach_report(uri: str, run_id: str, files: list[Path]) -> None:
+    """Log the report's files into the sweep's parent run (``report/``), so whoever is sent
+    the sweep opens its report from MLflow; a store that refuses is said in one line (the
+    report is written either way)."""
+    import logging
+
+    from situate.console import console
+    from situate.tracking.base import without_credentials
+    from situate.tracking.faults import tracking_error
+
+    for name in ("mlflow", "alembic", "sqlalchemy"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    import mlflow
+
+    client = mlflow.MlflowClient(uri)
+    try:
+        for path in files:
+            client.log_artifact(run_id, str(path), REPORT_FOLDER)
+    except Exception as e:
+        fault = tracking_error(e, None, "tracking.tracking_uri", without_credentials(uri))
+        line = str(fault) if fault is not None else f"{type(e).__name__}: {str(e).splitlines()[0]}"
+        console().print(f"the report is not attached to sweep run {run_id}: {line}", markup=False)
+        return
+    console().print(
+        f"attached to the sweep's MLflow run {run_id}: "
+        + ", ".join(f"{REPORT_FOLDER}/{p.name}" for p in files),
+        markup=False,
+    )
 
 
 def study_of(cfg, all_runs: bool = False):

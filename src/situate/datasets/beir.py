@@ -95,7 +95,7 @@ class BeirLoader(ShipsQuestions):
         kept, sampled = sample_questions(questions, self.max_questions, self.sample, self.seed)
         notes: dict[str, int | str] = {"empty_documents_skipped": len(empty)}
         notes.update(sampled)
-        return Corpus(name=self.name, documents=documents, questions=kept, notes=notes)
+        return Corpus(self.name, documents, kept, notes=notes, questions_source=str(queries_file))
 
 
 def read_corpus(path: Path) -> tuple[list[Document], set[str]]:

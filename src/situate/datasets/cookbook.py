@@ -143,7 +143,9 @@ class CookbookLoader(ShipsQuestions):
         documents = [
             Document(d.doc_id, d.text, titles.get(d.doc_id, d.doc_id), d.source) for d in documents
         ]
-        return Corpus(self.name, documents, questions, prechunks, notes=dict(sampled))
+        return Corpus(
+            self.name, documents, questions, prechunks, dict(sampled), str(questions_file)
+        )
 
     def _documents(self, raw_docs: list, source: Path):
         documents: list[Document] = []

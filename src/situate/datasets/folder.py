@@ -212,7 +212,9 @@ class FolderLoader:
             )
             questions = resolver.questions(read_json(qa_path, QA_EXPECTED))
             notes.update({f"quotes_{rule}": n for rule, n in sorted(resolver.rules.items())})
-        corpus = Corpus(name=self.name, documents=documents, questions=questions, notes=notes)
+        corpus = Corpus(
+            self.name, documents, questions, notes=notes, questions_source=str(qa_path or "")
+        )
         if key is not None and self.corpus_cache is not None:
             with self.corpus_cache.writing(CORPUS_KIND, key) as tmp:
                 blob = pickle.dumps((corpus, read.skipped), protocol=pickle.HIGHEST_PROTOCOL)

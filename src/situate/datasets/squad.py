@@ -135,6 +135,7 @@ class SquadLoader(ShipsQuestions):
             name=self.name,
             documents=builder.documents,
             questions=builder.questions,
+            questions_source=str(path),
             notes={
                 "offsets_repaired": builder.repaired,
                 "unanswerable_skipped": builder.unanswerable,
@@ -280,7 +281,9 @@ def articles_as_documents(corpus: Corpus, article_of: dict[str, int]) -> Corpus:
     questions = [
         Question(q.qid, q.text, tuple(map(move, q.gold)), q.answer) for q in corpus.questions
     ]
-    return Corpus(corpus.name, documents, questions, prechunks, dict(corpus.notes))
+    return Corpus(
+        corpus.name, documents, questions, prechunks, dict(corpus.notes), corpus.questions_source
+    )
 
 
 def nearest_occurrence(context: str, text: str, start: int, window: int) -> int | None:

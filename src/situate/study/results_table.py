@@ -48,12 +48,13 @@ class ResultsTable(Callback):
         sweep = Path(config.hydra.sweep.dir)
         files = job_results(sweep)
         table = print_results(files)
+        lines: list[str] = []
         if table is not None:
             if compared_arms(files) >= 2:  # one arm has no best and nothing to separate
                 print_selection(config, files)
-                print_informativeness(config, files)
+                lines = print_informativeness(config, files)
             print_next_steps(config, sweep)
-        close_parent(config, files, table or "")
+        close_parent(config, files, table or "", study=study_record(files, lines))
         rows = [json.loads(f.read_text()) for f in files]
         SWEEP_OUTCOME.update(
             jobs=len(rows),
@@ -85,7 +86,7 @@ def print_selection(config: DictConfig, files: list[Path]) -> None:
         console().print(line)
 
 
-def print_informativeness(config: DictConfig, files: list[Path]) -> None:
+def print_informativeness(config: DictConfig, files: list[Path]) -> list[str]:
     """Under a sweep's table: whether its questions can separate the arms it compares (the
     warning and the metric that separates them best when they cannot), against the sweep's
     ``baseline`` when one job matches it, on the test questions with a dev/test split."""
@@ -95,8 +96,43 @@ def print_informativeness(config: DictConfig, files: list[Path]) -> None:
     rows = [json.loads(f.read_text()) for f in files]
     baseline = config.get("baseline")
     spec = OmegaConf.to_container(baseline, resolve=True) if baseline is not None else None
-    for line in sweep_lines(*sweep_informativeness(rows, [f.parent for f in files], spec)):
+    lines = sweep_lines(*sweep_informativeness(rows, [f.parent for f in files], spec))
+    for line in lines:
         console().print(line, markup=False, soft_wrap=True)  # one line each
+    return lines
+
+
+RESULTS_TABLE = "results_table.json"  # the sweep's parent run: one row per job
+INFORMATIVENESS_TAG = "situate.informativeness"
+INFORMATIVENESS_FILE = "informativeness.txt"
+
+
+def study_record(files: list[Path], informativeness: list[str]) -> dict[str, Any]:
+    """What a sweep's parent run holds of its study: the results as a table (one row per
+    job: its run id, the choices that tell it apart, Pass@k / Recall@k / MRR or its error) and
+    the informativeness lines (a tag and a file)."""
+    rows = [json.loads(f.read_text()) for f in files]
+    if not rows:
+        return {}
+    groups = telling_groups(rows)
+    ks = rows[0].get("ks", [5, 10, 20])
+    names = [f"{m}_at_{k}" for m in ("pass", "recall") for k in ks] + ["mrr"]
+    columns: dict[str, list] = {"run_id": [], **{g: [] for g in groups}, **{n: [] for n in names}}
+    columns["outcome"] = []
+    for row in rows:
+        metrics = row.get("metrics") or {}
+        columns["run_id"].append(row.get("run_id") or "")
+        for g in groups:
+            columns[g].append(str(row["choices"].get(g, "")))
+        for n in names:
+            columns[n].append(round(metrics[n], 4) if n in metrics else None)
+        outcome = row.get("error") or (f"skipped: {row['skipped']}" if row.get("skipped") else "")
+        columns["outcome"].append(outcome or "finished")
+    record: dict[str, Any] = {"tables": {RESULTS_TABLE: columns}}
+    if informativeness:
+        record["tags"] = {INFORMATIVENESS_TAG: " ".join(informativeness)}
+        record["text_artifacts"] = {INFORMATIVENESS_FILE: "\n".join(informativeness) + "\n"}
+    return record
 
 
 def print_results(files: list[Path]) -> str | None:

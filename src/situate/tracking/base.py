@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePath
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from situate.tracking.question_sets import QuestionSet
+    from situate.tracking.traces import QuestionTrace
 
 # what each job of a run or sweep writes into its output folder: its choices, metrics or error,
 # read back by the results table (study/results_table.py) and the report
@@ -44,12 +48,33 @@ class Tracker(Protocol):
 
     def log_metrics(self, metrics: Mapping[str, float]) -> None: ...
 
-    def log_artifact_files(self, folder: str) -> None: ...
+    def log_artifact_files(self, folder: str, tables: Sequence[str] = ()) -> None:
+        """Log every file of ``folder``; ``tables`` (files among them, written by
+        :func:`situate.tracking.tables.write_table`) are listed as the run's tables."""
+        ...
 
     def log_dataset(
         self, name: str, digest: str, source: str, counts: Mapping[str, int], context: str
     ) -> None:
         """The corpus a run used: its name, content digest, path and counts."""
+        ...
+
+    def log_question_set(self, question_set: QuestionSet) -> None:
+        """The question set the run's numbers came from: registered once as an evaluation
+        dataset of the store (where it can hold them), the run tagged with it."""
+        ...
+
+    def traced(self, n_questions: int) -> list[int]:
+        """The positions of the questions that get a retriever trace (none, a sample, all)."""
+        ...
+
+    def log_traces(
+        self,
+        traces: Sequence[QuestionTrace],
+        chunk_text: Callable[[str], str],
+        chunk_uri: Callable[[str], str],
+    ) -> None:
+        """One trace per question (:mod:`situate.tracking.traces`), linked to the run."""
         ...
 
     def start_parent(
@@ -66,9 +91,12 @@ class Tracker(Protocol):
         text_artifacts: Mapping[str, str],
         interrupted: bool = False,
         error: str | None = None,
+        tables: Mapping[str, Mapping[str, list]] | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> None:
         """Close a sweep's parent: KILLED when the sweep was interrupted, FAILED when an error
-        stopped it (``error``, its one line) or when every job failed."""
+        stopped it (``error``, its one line) or when every job failed; ``tables`` (file name ->
+        columns) are logged as its tables, ``tags`` set on it."""
         ...
 
 

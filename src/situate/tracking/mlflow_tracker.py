@@ -21,18 +21,21 @@ import http.client
 import json
 import logging
 import os
+import random
 import shutil
 import sqlite3
 import ssl
+import tempfile
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from situate.errors import SituateError
 from situate.stores.faults import StorageError, sqlite_header_fault
+from situate.stores.locks import exclusive
 from situate.tracking.base import one_line_error, without_credentials
 from situate.tracking.faults import (
     TrackingStoreError,
@@ -40,9 +43,14 @@ from situate.tracking.faults import (
     tracking_error,
 )
 from situate.tracking.pending import PENDING_ARTIFACTS, PendingRun, now_ms
+from situate.tracking.question_sets import QuestionSet, register, run_tags
+from situate.tracking.tables import LOGGED_ARTIFACTS_TAG, logged_artifacts, write_table
+from situate.tracking.traces import QuestionTrace, TraceCounts, log_traces
 
 log = logging.getLogger(__name__)
 
+TRACE_CHOICES = ("all", "sample", "none")
+TRACE_SAMPLE = 100  # questions traced per run by default (traces=sample)
 # MLflow params hold at most 6,000 characters in current versions; longer values are cut and marked.
 MAX_PARAM_CHARS = 6000
 # The UI's default view of an experiment: its runs table, not the GenAI (traces) overview. MLflow
@@ -69,6 +77,8 @@ def sqlalchemy_uri(uri: str) -> str:
 # MLflow's retries, minutes for a server) until the end of the run or sweep finds one answering
 # (:func:`store_down`, :func:`forget_fault`)
 _DOWN: dict[str, TrackingStoreError] = {}
+# the stores that refused an evaluation dataset, by URI (said once per process)
+_NO_DATASETS: dict[str, str] = {}
 
 
 def store_down(uri: str) -> TrackingStoreError | None:
@@ -107,6 +117,11 @@ class MlflowTracker:
     lock_seconds : float
         How long :meth:`check` waits for another process's lock of the SQLite store (MLflow
         itself waits 20 s on each statement once the run is under way).
+    traces : str
+        Retriever traces (:mod:`situate.tracking.traces`): ``all`` questions, a seeded
+        ``sample`` of ``trace_sample`` of them (all when there are fewer), or ``none``.
+    trace_sample, trace_seed : int
+        The sample's size and seed (the same questions in every run of a sweep).
     """
 
     def __init__(
@@ -117,7 +132,15 @@ class MlflowTracker:
         experiment: str,
         probe_seconds: float = 5.0,
         lock_seconds: float = 30.0,
+        traces: str = "sample",
+        trace_sample: int = TRACE_SAMPLE,
+        trace_seed: int = 0,
     ):
+        if traces not in TRACE_CHOICES:
+            raise SituateError(
+                f"tracking.traces={traces!r} is invalid; use one of {', '.join(TRACE_CHOICES)}"
+            )
+        self.traces, self.trace_sample, self.trace_seed = traces, trace_sample, trace_seed
         self.given = tracking_uri
         self.uri = (
             sqlalchemy_uri(tracking_uri) if tracking_uri else f"sqlite:///{Path(db_path).resolve()}"
@@ -298,15 +321,7 @@ class MlflowTracker:
 
             if self.db_path:
                 self.db_path.parent.mkdir(parents=True, exist_ok=True)
-            # MLflow exports the URI as MLFLOW_TRACKING_URI, which conf/tracking/mlflow.yaml
-            # reads: a notebook's next situate.run (or the child of situate.sweep) would log to
-            # this run's store instead of its own output_dir's; leave the variable as it was
-            before = os.environ.get("MLFLOW_TRACKING_URI")
-            mlflow.set_tracking_uri(self.uri)
-            if before is None:
-                os.environ.pop("MLFLOW_TRACKING_URI", None)
-            else:
-                os.environ["MLFLOW_TRACKING_URI"] = before
+            self._use_store(mlflow)
             if without_credentials(self.uri) != self.uri:  # MLflow prints run links with the URI
                 os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"
             if urlsplit(self.uri).scheme == POSTGRES_DRIVER:
@@ -315,6 +330,18 @@ class MlflowTracker:
                     mlflow.MlflowClient(self.uri).search_experiments(max_results=1)
             self._mlflow = mlflow
         return self._mlflow
+
+    def _use_store(self, mlflow) -> None:
+        """Point MLflow's global tracking URI at this store (for its calls that take no URI)."""
+        # MLflow exports the URI as MLFLOW_TRACKING_URI, which conf/tracking/mlflow.yaml reads:
+        # a notebook's next situate.run (or the child of situate.sweep) would log to this run's
+        # store instead of its own output_dir's; leave the variable as it was
+        before = os.environ.get("MLFLOW_TRACKING_URI")
+        mlflow.set_tracking_uri(self.uri)
+        if before is None:
+            os.environ.pop("MLFLOW_TRACKING_URI", None)
+        else:
+            os.environ["MLFLOW_TRACKING_URI"] = before
 
     def client(self):
         """MLflow's client of this tracker's store."""
@@ -391,10 +418,13 @@ class MlflowTracker:
         text_artifacts: Mapping[str, str],
         interrupted: bool = False,
         error: str | None = None,
+        tables: Mapping[str, Mapping[str, list]] | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> None:
         """Close a sweep's parent: KILLED when the sweep was interrupted (Ctrl-C), FAILED when an
         error stopped it (``error``: its one line, tagged as a failed run's) or when every job
-        failed, else FINISHED; ``failed_jobs`` tags it."""
+        failed, else FINISHED; ``failed_jobs`` tags it. ``tables`` (file name -> columns: the
+        sweep's results) are logged as the run's tables, ``tags`` (its informativeness) set."""
         from mlflow.entities import Metric
 
         with self._guarded():
@@ -409,8 +439,16 @@ class MlflowTracker:
             if metrics:
                 client.log_batch(run_id, metrics=metrics)
             client.set_tag(run_id, "failed_jobs", str(failed_jobs))
+            for key, value in (tags or {}).items():
+                client.set_tag(run_id, key, _cut(value))
             for name, text in text_artifacts.items():
                 client.log_text(run_id, text, name)
+            if tables:
+                with tempfile.TemporaryDirectory() as tmp:
+                    for name, columns in tables.items():
+                        write_table(Path(tmp) / name, dict(columns))
+                    client.log_artifacts(run_id, tmp)
+                self._list_tables(run_id, list(tables))
             if error is not None:
                 client.set_tag(run_id, ERROR_TAG, _cut(error))
                 client.log_text(run_id, error + "\n", ERROR_FILE)
@@ -557,8 +595,12 @@ class MlflowTracker:
             for dataset in record.datasets:
                 if (dataset["name"], dataset["digest"]) not in logged:
                     self._log_dataset(client, run_id, **dataset)
+            if record.question_set is not None:
+                self._register(run_id, QuestionSet(**record.question_set))
             if record.artifacts and artifacts.is_dir():
                 client.log_artifacts(run_id, str(artifacts))
+                if record.tables:
+                    self._list_tables(run_id, record.tables)
             self._close(record)
         return run_id
 
@@ -619,6 +661,111 @@ class MlflowTracker:
                 if attempt + 1 == DATASET_INSERT_TRIES or not _is_duplicate_key(e):
                     raise
 
+    def log_question_set(self, question_set: QuestionSet) -> None:
+        """Register the run's question set as an evaluation dataset (once per content: found
+        by its name otherwise) and tag the run with it. A store that cannot hold datasets (a
+        file store, a server older than MLflow 3.4) is said in one line, once, and the run goes
+        on."""
+        if self._open is None:
+            raise RuntimeError("log_question_set outside a run: open one with MlflowTracker.run")
+        record = self._open
+        record.question_set = question_set.to_json()
+        self._logged(lambda: self._register(record.run_id, question_set))
+
+    def _register(self, run_id: str | None, question_set: QuestionSet) -> None:
+        if run_id is None:  # the run could not be opened: its question set waits with it
+            raise _DOWN.get(self.uri) or SituateError("no run is open")
+        if self.uri in _NO_DATASETS:
+            return
+        client = self.client()
+        experiment = self._prepare()
+        try:
+            with self._datasets_lock():
+                self._use_store(self._client())  # a dataset's records go to the global store
+                dataset_id, created = register(client, experiment, question_set)
+        except Exception as e:
+            if self.fault(e) is not None:
+                raise
+            first = next((x for x in str(e).splitlines() if x.strip()), type(e).__name__)
+            _NO_DATASETS[self.uri] = first
+            log.warning(
+                "%s: this tracking store cannot hold evaluation datasets (%s): runs go on "
+                "without their question set in MLflow (an MLflow 3.4+ SQL store or server has "
+                "them)",
+                self.store(),
+                first.strip()[:300],
+            )
+            return
+        if created:
+            log.info("question set %s registered in MLflow (%s)", question_set.name, dataset_id)
+        for key, value in run_tags(dataset_id, question_set).items():
+            client.set_tag(run_id, key, value)
+
+    @contextlib.contextmanager
+    def _datasets_lock(self) -> Iterator[None]:
+        """Jobs of a sweep register one question set once: a lock beside a local store, an
+        advisory lock of a Postgres one (a server's race leaves two alike; the oldest is used)."""
+        if self.db_path is not None:
+            with exclusive(self.db_path.parent, f".{self.db_path.name}.datasets"):
+                yield
+        elif urlsplit(self.uri).scheme == POSTGRES_DRIVER:
+            with self._postgres_lock():
+                yield
+        else:
+            yield
+
+    def traced(self, n_questions: int) -> list[int]:
+        """Which of ``n_questions`` questions get a trace (their positions, in order): all, none,
+        or a sample drawn with ``trace_seed`` (the same in every run of a sweep)."""
+        if self.traces == "none" or n_questions == 0:
+            return []
+        if self.traces == "all" or n_questions <= self.trace_sample:
+            return list(range(n_questions))
+        return sorted(random.Random(self.trace_seed).sample(range(n_questions), self.trace_sample))
+
+    def log_traces(
+        self,
+        traces: Sequence[QuestionTrace],
+        chunk_text: Callable[[str], str],
+        chunk_uri: Callable[[str], str],
+    ) -> None:
+        """Write ``traces`` (one per question, chosen by :meth:`traced`) linked to the run, and
+        log how many the store holds (``traces_logged``) and what they took
+        (``traces_seconds``); fewer than asked for is said, never silent. A store that keeps no
+        traces (MLflow's file store) is said in one line and the run goes on; traces are not
+        kept for ``situate track`` when the store is down."""
+        if self._open is None:
+            raise RuntimeError("log_traces outside a run: open one with MlflowTracker.run")
+        record = self._open
+        if not traces or record.run_id is None or self.uri in _DOWN:
+            return
+        counts: list[TraceCounts] = []
+
+        def write() -> None:
+            self._client()
+            experiment = self._prepare()
+            try:
+                counts.append(
+                    log_traces(
+                        self.uri, experiment, record.run_id, list(traces), chunk_text, chunk_uri
+                    )
+                )
+            except NotImplementedError as e:
+                log.warning(
+                    "%s: this tracking store keeps no traces (%s): the run goes on without them",
+                    self.store(), str(e).splitlines()[0] if str(e) else type(e).__name__,
+                )  # fmt: skip
+
+        if not self._logged(write) or not counts:
+            return
+        (done,) = counts
+        if done.logged < done.questions:
+            log.warning(
+                "traces: %d of %d questions' traces are in the store for run %s (%d lost)",
+                done.logged, done.questions, record.run_id, done.questions - done.logged,
+            )  # fmt: skip
+        self.log_metrics({"traces_logged": done.logged, "traces_seconds": done.seconds})
+
     def log_metrics(self, metrics: Mapping[str, float]) -> None:
         if self._open is None:
             raise RuntimeError("log_metrics outside a run: open one with MlflowTracker.run")
@@ -638,20 +785,33 @@ class MlflowTracker:
 
         self._logged(log)
 
-    def log_artifact_files(self, folder: str) -> None:
+    def log_artifact_files(self, folder: str, tables: Sequence[str] = ()) -> None:
+        """Log the files of ``folder``; ``tables`` among them are listed in the run's
+        ``mlflow.loggedArtifacts`` tag, as ``mlflow.log_table`` lists its tables (see
+        :mod:`situate.tracking.tables`)."""
         if self._open is None:
             raise RuntimeError("log_artifact_files outside a run: open one with MlflowTracker.run")
         record = self._open
+        record.tables = [*record.tables, *(t for t in tables if t not in record.tables)]
 
         def log() -> None:
             if record.run_id is None:
                 raise _DOWN.get(self.uri) or SituateError("no run is open")
             self.client().log_artifacts(record.run_id, folder)
+            if tables:
+                self._list_tables(record.run_id, tables)
 
         if self._logged(log) or self._folder is None:
             return
         shutil.copytree(folder, self._folder / PENDING_ARTIFACTS, dirs_exist_ok=True)
         record.artifacts = True
+
+    def _list_tables(self, run_id: str, tables: Sequence[str]) -> None:
+        client = self.client()
+        current = client.get_run(run_id).data.tags.get(LOGGED_ARTIFACTS_TAG)
+        listed = logged_artifacts(current, tables)
+        if listed != current:
+            client.set_tag(run_id, LOGGED_ARTIFACTS_TAG, listed)
 
 
 def runs_url(ui: str, experiment_id: str) -> str:

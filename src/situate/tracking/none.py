@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 
@@ -20,7 +20,15 @@ class NoTracker:
         return None
 
     def end_parent(
-        self, run_id, jobs, failed_jobs, text_artifacts, interrupted=False, error=None
+        self,
+        run_id,
+        jobs,
+        failed_jobs,
+        text_artifacts,
+        interrupted=False,
+        error=None,
+        tables=None,
+        tags=None,
     ) -> None:
         pass
 
@@ -38,8 +46,17 @@ class NoTracker:
     def log_metrics(self, metrics: Mapping[str, float]) -> None:
         pass
 
-    def log_artifact_files(self, folder: str) -> None:
+    def log_artifact_files(self, folder: str, tables: Sequence[str] = ()) -> None:
         pass
 
     def log_dataset(self, name, digest, source, counts, context) -> None:
+        pass
+
+    def log_question_set(self, question_set) -> None:
+        pass
+
+    def traced(self, n_questions: int) -> list[int]:
+        return []
+
+    def log_traces(self, traces, chunk_text, chunk_uri) -> None:
         pass

@@ -56,6 +56,8 @@ class PendingRun:
     metrics: dict[str, float] = field(default_factory=dict)
     datasets: list[dict[str, Any]] = field(default_factory=list)
     artifacts: bool = False  # copied under PENDING_ARTIFACTS
+    tables: list[str] = field(default_factory=list)  # artifacts that are the run's tables
+    question_set: dict[str, Any] | None = None  # QuestionSet.to_json() of the run's questions
     reason: str | None = None  # the store's fault, once met
 
     def to_json(self) -> dict[str, Any]:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from hydra.types import RunMode
@@ -76,8 +77,10 @@ def close_parent(
     table: str,
     interrupted: bool = False,
     error: str | None = None,
+    study: Mapping[str, Any] | None = None,
 ):
-    """End the sweep's parent run with its jobs' outcome (``results.txt``: the table).
+    """End the sweep's parent run with its jobs' outcome (``results.txt``: the table) and what
+    the study found (``study``: ``tables`` and ``tags``, see :func:`end_parent`).
 
     When the tracking store failed during the sweep (:mod:`situate.tracking.pending`), the
     parent waits in the sweep folder with its jobs' runs; once the jobs are done they are all
@@ -99,6 +102,9 @@ def close_parent(
         "interrupted": interrupted,
         "error": error,
     }
+    if study:  # its results as a table, its informativeness as a tag and a file
+        end["text_artifacts"].update(study.get("text_artifacts", {}))
+        end["tables"], end["tags"] = study.get("tables"), study.get("tags")
     parent = parent_file.read_text().strip() if parent_file.exists() else None
     waiting = bool(pending_files(sweep))
     if parent:
