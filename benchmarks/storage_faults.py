@@ -48,9 +48,11 @@ next faulted run; a final run without faults must finish. Per fault kind, in
 ``paid_twice``        answers the emulator billed more than once (as ``reliability.py`` reads
                       them; all billings of a key but its last), by the run that paid for
                       nothing: ``in_flight_at_kill``, ``in_flight_at_fault`` (its request
-                      reached the emulator before the fault fired: unavoidable),
-                      ``sent_after_fault`` (sent after the store had failed: the run went on
-                      paying for answers it could not keep; must be 0) and ``avoidable`` (an
+                      reached the emulator before the fault fired, or after it but no more of
+                      them than the verb's other concurrent calls: each may have passed its
+                      last check before the write's error returned; unavoidable),
+                      ``sent_after_fault`` (more than that: the run went on paying for
+                      answers it could not keep; must be 0) and ``avoidable`` (an
                       answer of a run that finished, paid again: must be 0)
 ``repaired``          stores ``situate cache repair`` reported mending (moved aside, rebuilt,
                       journal replayed)
@@ -122,19 +124,23 @@ class Target:
     sqlite: bool = True  # the faults land in a SQLite store (else: plain files)
     context_llm: bool = False
     tracking: bool = False  # tracking=mlflow (a local mlflow.db under the chain's folder)
+    # the paid calls the verb makes at once (its stage's default `concurrency`): when one of them
+    # meets the fault, each of the others may have passed its last check before the fault could
+    # be known (the write's error not yet returned): at most this many less one are unavoidable
+    concurrency: int = 1
 
 
 TARGETS = {
     t.name: t
     for t in (
         Target("contexts", "run", "contexts.sqlite", "contexts", MESSAGES, "contexts.sqlite",
-               context_llm=True),
+               context_llm=True, concurrency=4),
         Target("embeddings", "run", "embeddings.sqlite", "embeddings", EMBEDDINGS,
                "embeddings.sqlite"),
         Target("generations", "questions", "generations.sqlite", "generations", MESSAGES,
-               "generations.sqlite"),
+               "generations.sqlite", concurrency=4),
         Target("judgments", "judge", "judgments.sqlite", "judgments", MESSAGES,
-               "judgments.sqlite"),
+               "judgments.sqlite", concurrency=4),
         Target("output_files", "run", "embeddings.sqlite", "embeddings", EMBEDDINGS,
                "{work}/runs/", sqlite=False),
         Target("index", "run", "embeddings.sqlite", "embeddings", EMBEDDINGS, "/cache/index/",
@@ -490,14 +496,20 @@ class Chain:
                 out["billed"] += 1
                 if i >= 0:
                     self.steps[i]["billed"] = self.steps[i].get("billed", 0) + 1
-        for entries in by_key.values():
-            for _, received, i in sorted(entries)[:-1]:
-                cause = self._cause(i, received)
-                out[cause] += 1
-                out["paid_twice"] += 1
-                if i >= 0:
-                    causes = self.steps[i].setdefault("repaid_later", {})
-                    causes[cause] = causes.get(cause, 0) + 1
+        repaid = [(received, i) for e in by_key.values() for _, received, i in sorted(e)[:-1]]
+        after: dict[int, int] = {}  # per failing run: its repaid requests received after the fault
+        for received, i in repaid:
+            if self._cause(i, received) == "sent_after_fault":
+                after[i] = after.get(i, 0) + 1
+        for received, i in repaid:
+            cause = self._cause(i, received)
+            if cause == "sent_after_fault" and after[i] <= self.target.concurrency - 1:
+                cause = "in_flight_at_fault"  # gated before the fault could be known
+            out[cause] += 1
+            out["paid_twice"] += 1
+            if i >= 0:
+                causes = self.steps[i].setdefault("repaid_later", {})
+                causes[cause] = causes.get(cause, 0) + 1
         return out
 
     def _cause(self, i: int, received: float) -> str:

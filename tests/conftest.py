@@ -11,8 +11,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -184,6 +185,16 @@ def live_mlflow_server(folder: Path) -> Iterator[int]:
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=120)
+
+
+def wait_until(condition: Callable[[], object], what: str, limit: float = 300.0) -> None:
+    """Poll ``condition`` (an observable event, not a duration) until it holds; fail, naming
+    ``what``, only if it never does within ``limit`` seconds (a hang, not a slow machine). The
+    one polling helper of the tests."""
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} never happened"
+        time.sleep(0.005)
 
 
 def wait_for_health(url: str, attempts: int = 600, server: subprocess.Popen | None = None) -> None:

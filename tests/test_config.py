@@ -114,7 +114,7 @@ def test_option_composes_and_instantiates(group: str, option: str, tmp_path: Pat
     node = cfg[group]
     assert "_target_" in node, f"conf/{group}/{option}.yaml has no _target_"
     obj = instantiate(node)
-    assert obj is not None
+    assert built_as_named(obj, node)
     module = node._target_.rsplit(".", 1)[0]
     assert module.startswith("situate."), node._target_
     if group in PROTOCOLS:
@@ -135,15 +135,45 @@ def test_experiment_presets_compose(experiment: str, tmp_path: Path):
         overrides.append(f"dataset.path={tmp_path}")  # own_documents: the user's folder
     cfg = compose(overrides)
     assert cfg.study
-    for group in STAGE_GROUPS:
-        instantiate(cfg[group]) if group not in ("dataset", *NESTED) else None
+    built = [g for g in STAGE_GROUPS if g not in ("dataset", *NESTED)]
+    for group in built:
+        assert built_as_named(instantiate(cfg[group]), cfg[group]), group
 
 
 @pytest.mark.parametrize("arm", options("arm"))
 def test_arms_compose_and_instantiate(arm: str, tmp_path: Path):
     cfg = compose([f"arm={arm}", f"output_dir={tmp_path}"])
     for group in ("context", "fusion", "reranker"):
-        assert instantiate(cfg[group]) is not None
+        assert built_as_named(instantiate(cfg[group]), cfg[group]), group
+
+
+def built_as_named(obj: object, node) -> bool:
+    """``obj`` is what the node's ``_target_`` names (an instance of that class, or what that
+    factory function is declared to return) and keeps each scalar setting that it holds under
+    the same name as configured (a path as a ``Path``)."""
+    import importlib
+    import inspect
+    import typing
+
+    module, _, name = node._target_.rpartition(".")
+    target = getattr(importlib.import_module(module), name)
+    if inspect.isclass(target):
+        built = isinstance(obj, target)
+    else:
+        returned = typing.get_type_hints(target).get("return")
+        built = returned is not None and isinstance(obj, typing.get_origin(returned) or returned)
+    kept = {
+        key: getattr(obj, key)
+        for key, value in node.items()
+        if not key.startswith("_") and isinstance(value, int | float | str) and hasattr(obj, key)
+    }
+    wrong = {
+        key: (node[key], got)
+        for key, got in kept.items()
+        if isinstance(got, int | float | str | Path) and str(got) != str(node[key])
+    }
+    assert not wrong, f"{node._target_}: settings not kept as configured: {wrong}"
+    return built
 
 
 def test_default_config_is_the_offline_cookbook_run():

@@ -41,8 +41,21 @@ def test_the_first_error_is_raised_after_every_other_item_ended():
     assert seen == [0, 1, 3, 4]
 
 
-def test_no_items_no_threads():
-    map_on_daemon_threads(lambda i: None, [], workers=4)
+def test_no_items_no_threads(monkeypatch):
+    import situate.threads
+
+    started, called = [], []
+
+    class Counted(threading.Thread):
+        def start(self) -> None:
+            started.append(self.name)
+            super().start()
+
+    monkeypatch.setattr(situate.threads.threading, "Thread", Counted)
+    map_on_daemon_threads(called.append, [], workers=4)
+    assert started == [] and called == []
+    map_on_daemon_threads(called.append, [7], workers=4)  # one item: one thread, not four
+    assert started == ["situate-call"] and called == [7]
 
 
 def test_wait_returns_once_the_predicate_holds():
@@ -155,3 +168,24 @@ def test_after_another_error_every_item_is_still_called():
     with pytest.raises(ValueError):
         map_on_daemon_threads(call, [0, 1, 2, 3], workers=1)
     assert called == [0, 1, 2, 3]
+
+
+def test_a_call_sees_the_storage_fault_its_sibling_met():
+    from conftest import wait_until
+    from situate.stores.faults import StorageError
+    from situate.threads import sibling_storage_fault
+
+    seen = []
+
+    def call(i: int) -> None:
+        if i == 0:  # the second item, on the other worker: its store is full
+            raise StorageError("/disk/contexts.sqlite", "no_space", "full")
+        wait_until(lambda: sibling_storage_fault() is not None, "the sibling's fault")
+        seen.append(sibling_storage_fault())  # what a paid call checks before its request
+
+    with pytest.raises(StorageError):
+        map_on_daemon_threads(call, [1, 0], workers=2)  # 1 waits on the worker that took it
+    (fault,) = seen
+    assert isinstance(fault, StorageError) and fault.kind == "no_space"
+    assert str(fault) == "full" and fault.where == "/disk/contexts.sqlite"
+    assert sibling_storage_fault() is None  # outside a worker: none

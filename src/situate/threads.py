@@ -54,11 +54,14 @@ def map_on_daemon_threads(call: Callable[[T], None], items: Iterable[T], workers
     the calls in flight end. An interrupt of the calling thread leaves at once (see the module's
     docstring)."""
     todo = list(items)
+    if not todo:
+        return
     cond = threading.Condition()
     state = {"next": 0, "ended": 0}
     errors: list[BaseException] = []
 
     def worker() -> None:
+        share_faults(errors)
         while True:
             with cond:
                 i = state["next"]
@@ -78,12 +81,30 @@ def map_on_daemon_threads(call: Callable[[T], None], items: Iterable[T], workers
                     state["ended"] += 1
                     cond.notify_all()
 
-    for _ in range(max(1, min(workers, len(todo)))):
+    for _ in range(max(1, min(workers, len(todo)))):  # never more threads than items
         threading.Thread(target=worker, daemon=True, name="situate-call").start()
     with cond:
         wait(cond, lambda: state["ended"] == len(todo))
     if errors:
         raise errors[0]
+
+
+_siblings = threading.local()  # per worker thread: the errors list of its map_on_daemon_threads
+
+
+def share_faults(errors: list[BaseException]) -> None:
+    """Make ``errors`` (what the calls of this thread's group have raised, appended as they
+    fail) what :func:`sibling_storage_fault` reads in this thread."""
+    _siblings.errors = errors
+
+
+def sibling_storage_fault() -> StorageError | None:
+    """In a worker of :func:`map_on_daemon_threads` (or of a group that calls
+    :func:`share_faults`): the storage fault another call of the same group has met, if any (a paid call checks it right before each request: an answer that could
+    not be kept is not paid for); None elsewhere."""
+    errors = getattr(_siblings, "errors", None) or ()
+    found = next((e for e in list(errors) if isinstance(e, StorageError)), None)
+    return None if found is None else StorageError(found.where, found.kind, str(found))
 
 
 def exit_at_once(code: int) -> NoReturn:

@@ -56,19 +56,31 @@ def test_a_second_load_reads_the_corpus_cache(
 
 def test_two_jobs_side_by_side_read_the_folder_once(folder: Path, tmp_path: Path, monkeypatch):
     """Two jobs of a joblib sweep load the same folder at once: the second waits for the first
-    and reads the corpus cache (the sleep makes the two overlap without the lock)."""
+    and reads the corpus cache. The first job's read goes on only once both jobs have come to
+    the folder's lock (events, not a sleep): without the lock both would read."""
     import threading
-    import time
 
-    reads = []
-    read = DocumentReader.read
+    import situate.datasets.folder as folder_module
 
-    def slow_read(self, root, files):
-        reads.append(root)
-        time.sleep(0.3)
+    reads, came = [], threading.Condition()
+    arrived = [0]
+    read, lock = DocumentReader.read, folder_module.exclusive
+
+    def counted_lock(*args, **kwargs):
+        with came:
+            arrived[0] += 1
+            came.notify_all()
+        return lock(*args, **kwargs)
+
+    def read_once_both_came(self, root, files):
+        with came:  # until the other job is at the lock (or, without one, reading too)
+            reads.append(root)
+            came.notify_all()
+            came.wait_for(lambda: arrived[0] >= 2 or len(reads) >= 2, timeout=120)
         return read(self, root, files)
 
-    monkeypatch.setattr(DocumentReader, "read", slow_read)
+    monkeypatch.setattr(folder_module, "exclusive", counted_lock)
+    monkeypatch.setattr(DocumentReader, "read", read_once_both_came)
     corpora: list = []
     jobs = [
         threading.Thread(target=lambda: corpora.append(loader(folder, tmp_path).load()))
@@ -78,7 +90,7 @@ def test_two_jobs_side_by_side_read_the_folder_once(folder: Path, tmp_path: Path
         job.start()
     for job in jobs:
         job.join()
-    assert len(reads) == 1 and len(corpora) == 2
+    assert arrived[0] == 2 and len(reads) == 1 and len(corpora) == 2
     assert corpora[0].documents == corpora[1].documents
     assert corpora[0].questions == corpora[1].questions
 

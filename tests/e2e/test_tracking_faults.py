@@ -17,7 +17,6 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 import pytest
 from test_bad_input import NOTES, write_notes
 
-from conftest import REPO, free_port, run_cli
+from conftest import REPO, free_port, run_cli, wait_until
 from test_cli import assert_one_line_error
 
 TRACKING_TESTS = REPO / "tests" / "tracking"  # gated_embedder.py
@@ -160,10 +159,9 @@ def mlflow_server(folder: Path, port: int) -> Iterator[None]:
 
 def wait_for(path: Path, proc: subprocess.Popen) -> None:
     """Until ``path`` exists (the sweep reached its gate), failing when the sweep ended first."""
-    while not path.exists():
-        if proc.poll() is not None:
-            raise AssertionError(f"the sweep ended before {path.name}: {proc.communicate()}")
-        time.sleep(0.05)
+    wait_until(lambda: path.exists() or proc.poll() is not None, f"the sweep at {path.name}")
+    if not path.exists():
+        raise AssertionError(f"the sweep ended before {path.name}: {proc.communicate()}")
 
 
 def runs_on(port: int) -> list:

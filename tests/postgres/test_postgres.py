@@ -12,13 +12,12 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from conftest import wait_until
 from situate.dense.pgvector import PgvectorIndex
 from situate.errors import SituateError
 from situate.postgres.client import REGISTRY
@@ -33,15 +32,6 @@ VECTORS = np.eye(4, dtype=np.float32)
 def random_unit(n: int, dim: int, seed: int) -> np.ndarray:
     v = np.random.default_rng(seed).normal(size=(n, dim)).astype(np.float32)
     return v / np.linalg.norm(v, axis=1, keepdims=True)
-
-
-def wait_for(condition: Callable[[], bool], what: str, limit: float = 300.0) -> None:
-    """Poll an observable event (not a duration): fail only if it never happens."""
-    deadline = time.monotonic() + limit
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"never saw: {what}")
-        time.sleep(0.02)
 
 
 def one_line(e: pytest.ExceptionInfo) -> str:
@@ -183,13 +173,13 @@ def test_builder_killed_mid_build_leaves_no_table_and_a_rerun_completes(pg: dict
         admin.execute(f"LOCK TABLE {schema}.{REGISTRY} IN EXCLUSIVE MODE")
         builder = subprocess.Popen([sys.executable, "-c", script], env=env)
         try:
-            wait_for(lambda: waiting_on_locks(admin, schema), "the builder waiting to register")
+            wait_until(lambda: waiting_on_locks(admin, schema), "the builder waiting to register")
             (backend, _), *_ = waiting_on_locks(admin, schema)
         finally:
             builder.send_signal(signal.SIGKILL)
             builder.wait()
     # the lock is released: the orphaned backend finds its client gone and rolls back
-    wait_for(
+    wait_until(
         lambda: not count(admin, "SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [backend]),
         "the killed builder's backend ending",
     )
@@ -222,7 +212,7 @@ def test_two_builders_of_one_table_build_it_once(pg: dict, admin, caplog) -> Non
         for t in threads:
             t.start()
         # one builder waits to register its table, the other on the advisory lock of its key
-        wait_for(
+        wait_until(
             lambda: (
                 sorted(t for _, t in waiting_on_locks(admin, schema)) == ["advisory", "relation"]
             ),
@@ -263,7 +253,7 @@ def test_server_killed_mid_build_is_one_line_and_a_rerun_recovers() -> None:
         admin.execute(f"LOCK TABLE s.{REGISTRY} IN EXCLUSIVE MODE")
         thread = threading.Thread(target=build)
         thread.start()
-        wait_for(lambda: waiting_on_locks(admin, "s"), "the builder waiting to register")
+        wait_until(lambda: waiting_on_locks(admin, "s"), "the builder waiting to register")
         postmaster = psutil.Process(
             int((data_dir / "data" / "postmaster.pid").read_text().split()[0])
         )

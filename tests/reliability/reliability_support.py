@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 from situate.contexts.llm import LLMContext
@@ -116,11 +115,3 @@ ctx.contextualize(corp, chunks)
 
 def killed_itself(proc: subprocess.Popen) -> bool:
     return proc.wait(HANG) == -signal.SIGKILL
-
-
-def wait_until(condition, what: str) -> None:
-    """Poll ``condition`` until it holds; fail (naming ``what``) only if it never does."""
-    deadline = time.monotonic() + HANG
-    while not condition():
-        assert time.monotonic() < deadline, f"{what} never happened"
-        time.sleep(0.005)

@@ -16,9 +16,9 @@ from reliability_support import (
     contextualizing_child,
     corpus,
     killed_itself,
-    wait_until,
 )
 
+from conftest import wait_until
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.money.pricing import load_price_book
 from situate.stores.files import DirectoryCache, atomic_write_text

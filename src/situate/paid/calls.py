@@ -41,6 +41,7 @@ from situate.paid.ratelimit import (
 from situate.paid.retry import attempt_gate
 from situate.paid.schedule import CacheWindowMissed
 from situate.stores.base import ChargeRows
+from situate.threads import sibling_storage_fault
 
 Keep = Callable[[str, LLMResponse], None]  # commit one answer (key, response) to the store
 
@@ -78,6 +79,8 @@ class CallGate:
         self.ambiguous = 0
 
     def before(self) -> None:
+        if (fault := sibling_storage_fault()) is not None:  # its answer could not be kept
+            raise fault
         if self.budget is not None and not self.reserved:
             if not self.budget.reserve(self.estimate):
                 raise BudgetExhausted

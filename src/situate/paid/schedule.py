@@ -37,7 +37,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from situate.threads import wait
+from situate.threads import share_faults, wait
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +103,7 @@ class Schedule:
         self.refreshes = 0
         self._in_flight = 0
         self._error: BaseException | None = None
+        self._errors: list[BaseException] = []  # every call's error, read by the workers
         self._cond = threading.Condition()
         if not first_call_alone:
             for d in self.docs:
@@ -188,6 +189,7 @@ class Schedule:
             raise self._error
 
     def _worker(self, work: queue.SimpleQueue, send) -> None:
+        share_faults(self._errors)  # a storage fault of one call stops the others' requests
         while (item := work.get()) is not None:
             self._call(send, *item)
 
@@ -263,6 +265,7 @@ class Schedule:
         with self._cond:
             if self._error is None:
                 self._error = error
+            self._errors.append(error)
             self._cond.notify_all()
 
     def events(self) -> dict[str, list[tuple[str, int, float]]]:
