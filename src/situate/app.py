@@ -190,6 +190,11 @@ def log_traces(tracker: Tracker, result: RunResult, picked: list[int]) -> None:
     ids = [c.chunk_id for c in result.chunks]
     where = {d.doc_id: d.source or d.doc_id for d in result.corpus.documents}
     traces = question_traces(result.evaluation.per_question, result.stages, ids, picked)
+    if len(picked) < len(result.evaluation.per_question):  # the Traces tab shows only these
+        log.info(
+            "traces: %d of %d questions, a seeded sample (tracking.traces=all traces each one)",
+            len(picked), len(result.evaluation.per_question),
+        )  # fmt: skip
     tracker.log_traces(
         traces,
         lambda cid: by_id[cid].text,

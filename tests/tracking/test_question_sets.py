@@ -117,3 +117,20 @@ def test_another_datasets_jsonl_is_not_read_as_a_generated_set(tmp_path):
     made = question_set(corpus(QUESTIONS), str(tmp_path), path)
     assert made.tags["situate.questions"] == "written"
     assert made.records[0]["source"]["source_type"] == "HUMAN"
+
+
+def test_traced_questions_are_all_none_or_the_same_seeded_sample(tmp_path):
+    def made(**kw) -> MlflowTracker:
+        return MlflowTracker(None, str(tmp_path / "m.db"), str(tmp_path / "a"), "e", **kw)
+
+    assert made(traces="all").traced(250) == list(range(250))
+    assert made(traces="none").traced(250) == []
+    assert made(traces="sample", trace_sample=5).traced(4) == [0, 1, 2, 3]  # fewer: all
+    sample = made(traces="sample", trace_sample=5, trace_seed=3).traced(250)
+    assert len(set(sample)) == 5 and sample == sorted(sample) and max(sample) < 250
+    assert made(traces="sample", trace_sample=5, trace_seed=3).traced(250) == sample  # a sweep
+    assert made(traces="sample", trace_sample=5, trace_seed=4).traced(250) != sample
+    from situate.errors import SituateError
+
+    with pytest.raises(SituateError, match="tracking.traces='some' is invalid; use one of all"):
+        made(traces="some")

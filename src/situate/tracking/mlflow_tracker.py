@@ -17,40 +17,30 @@ holds the sweep's parameters and is FAILED only when every job failed.
 from __future__ import annotations
 
 import contextlib
-import http.client
-import json
 import logging
 import os
-import random
 import shutil
-import sqlite3
-import ssl
 import tempfile
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from situate.errors import SituateError
-from situate.stores.faults import StorageError, sqlite_header_fault
-from situate.stores.locks import exclusive
+from situate.stores.faults import StorageError
 from situate.tracking.base import one_line_error, without_credentials
 from situate.tracking.faults import (
     TrackingStoreError,
-    local_store_error,
     tracking_error,
 )
+from situate.tracking.mlflow_checks import POSTGRES_DRIVER, StoreChecks
+from situate.tracking.mlflow_evidence import TRACE_CHOICES, TRACE_SAMPLE, RunEvidence
 from situate.tracking.pending import PENDING_ARTIFACTS, PendingRun, now_ms
-from situate.tracking.question_sets import QuestionSet, register, run_tags
-from situate.tracking.tables import LOGGED_ARTIFACTS_TAG, logged_artifacts, write_table
-from situate.tracking.traces import QuestionTrace, TraceCounts, log_traces
+from situate.tracking.question_sets import QuestionSet
+from situate.tracking.tables import write_table
 
 log = logging.getLogger(__name__)
 
-TRACE_CHOICES = ("all", "sample", "none")
-TRACE_SAMPLE = 100  # questions traced per run by default (traces=sample)
 # MLflow params hold at most 6,000 characters in current versions; longer values are cut and marked.
 MAX_PARAM_CHARS = 6000
 # The UI's default view of an experiment: its runs table, not the GenAI (traces) overview. MLflow
@@ -59,9 +49,7 @@ MAX_PARAM_CHARS = 6000
 EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 ERROR_TAG = "situate.error"
 ERROR_FILE = "error.txt"
-DATASET_INSERT_TRIES = 3  # runs of one sweep that log the same corpus at the same moment
 SERVER_SCHEMES = ("http", "https", "databricks")  # stores that keep their own artifacts
-POSTGRES_DRIVER = "postgresql+psycopg"  # SQLAlchemy's name for psycopg 3, the driver situate ships
 
 
 def sqlalchemy_uri(uri: str) -> str:
@@ -77,8 +65,6 @@ def sqlalchemy_uri(uri: str) -> str:
 # MLflow's retries, minutes for a server) until the end of the run or sweep finds one answering
 # (:func:`store_down`, :func:`forget_fault`)
 _DOWN: dict[str, TrackingStoreError] = {}
-# the stores that refused an evaluation dataset, by URI (said once per process)
-_NO_DATASETS: dict[str, str] = {}
 
 
 def store_down(uri: str) -> TrackingStoreError | None:
@@ -94,7 +80,7 @@ def forget_fault(uri: str | None = None) -> None:
         _DOWN.pop(uri, None)
 
 
-class MlflowTracker:
+class MlflowTracker(StoreChecks, RunEvidence):
     """Log params (flattened config), tags (chosen options, git commit), metrics and artifacts.
 
     Every call to the store goes through MLflow's client with the run's id (not MLflow's active
@@ -162,6 +148,10 @@ class MlflowTracker:
         """The store as messages name it: the SQLite file, or the URI without credentials."""
         return str(self.db_path) if self.db_path else without_credentials(self.uri)
 
+    def down(self) -> TrackingStoreError | None:
+        """The fault this process met this tracker's store with, if any (not called again)."""
+        return _DOWN.get(self.uri)
+
     def fault(self, error: BaseException) -> TrackingStoreError | None:
         """``error`` as the one line of a fault of this tracker's store, or None."""
         return tracking_error(
@@ -199,116 +189,6 @@ class MlflowTracker:
                 self._open.reason = str(e)
                 log.warning("%s; the run goes on, what it logs waits in its folder", e.head)
             return False
-
-    def check(self) -> None:
-        """Fail in one line, within seconds, when the store cannot be used (before any work).
-
-        A server is probed (``GET <uri>/health``, within ``probe_seconds``: 2xx, or 401/403,
-        since credentials are MLflow's to send, passes; so does a TLS error, certificates being
-        MLflow's to check; ``probe_seconds=0`` skips it); a Postgres database is connected to;
-        the local SQLite file is read and locked for writing once (within ``lock_seconds``),
-        so a damaged file or another process's lock says so before the run starts, not in
-        MLflow's retries and stack traces. Without the probe a dead server costs MLflow's own
-        retries (minutes) and a long stack trace.
-        """
-        if self.db_path is not None:
-            return self._check_sqlite()
-        parts = urlsplit(self.uri)
-        if parts.scheme == POSTGRES_DRIVER and self.probe_seconds:
-            return self._check_postgres()
-        if parts.scheme not in ("http", "https") or not self.probe_seconds:
-            return
-        host = parts.netloc.rpartition("@")[2]  # credentials are not needed to see it answer
-        url = urlunsplit(parts._replace(netloc=host, path=parts.path.rstrip("/") + "/health"))
-        try:
-            urllib.request.urlopen(url, timeout=self.probe_seconds).close()
-            return
-        except urllib.error.HTTPError as e:
-            if e.code in (401, 403):
-                return
-            reason = (
-                f"HTTP {e.code} at /health: another server, or a proxy with no server behind it"
-            )
-        except (OSError, ValueError, http.client.HTTPException) as e:  # refused, unknown, no HTTP
-            if isinstance(e, ssl.SSLError) or isinstance(getattr(e, "reason", None), ssl.SSLError):
-                return
-            reason = getattr(e, "reason", e)
-            if isinstance(reason, TimeoutError) or "timed out" in str(reason):
-                reason = f"no answer within {self.probe_seconds:g} s"
-        key = self._key()
-        raise TrackingStoreError(
-            without_credentials(self.uri),
-            "server",
-            f"{key}={without_credentials(self.uri)}: no MLflow tracking server answers ({reason})",
-            f"start it (mlflow server), fix {key}, or run with tracking=none "
-            "(tracking.probe_seconds=0 skips this check)",
-            then="",
-        )
-
-    def _check_sqlite(self) -> None:
-        """Read the SQLite store's header and schema and take its write lock once (released at
-        once): a damaged file, or a lock held past ``lock_seconds``, is its one line."""
-        db = self.db_path
-        damage = sqlite_header_fault(db)
-        if damage is not None:
-            raise local_store_error(db, "damaged", damage)
-        if not db.exists():
-            return  # MLflow creates it (its folder is checked with the run's folders)
-        try:
-            con = sqlite3.connect(db, timeout=self.lock_seconds, isolation_level=None)
-            try:
-                con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-                con.execute("BEGIN IMMEDIATE")  # another process's write lock: wait, then fail
-                con.execute("ROLLBACK")
-            finally:
-                con.close()
-        except sqlite3.Error as e:
-            error = self.fault(e)
-            if error is None:
-                raise
-            raise error from e
-
-    def _key(self) -> str:
-        """The setting the URI came from, for messages."""
-        if self.given and self.given == os.environ.get("MLFLOW_TRACKING_URI"):
-            return "MLFLOW_TRACKING_URI"
-        return "tracking.tracking_uri"
-
-    def _check_postgres(self) -> None:
-        """Connect to a Postgres tracking database within ``probe_seconds``, errors as one line."""
-        import psycopg
-
-        from situate.postgres.client import password_of
-
-        conninfo = "postgresql://" + self.uri.split("://", 1)[1]
-        try:
-            psycopg.connect(conninfo, connect_timeout=max(1, round(self.probe_seconds))).close()
-        except psycopg.Error as e:
-            detail = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            password = password_of(conninfo)
-            if password:
-                detail = detail.replace(password, "***")
-            raise TrackingStoreError(
-                without_credentials(self.uri),
-                "server",
-                f"{self._key()}={without_credentials(self.uri)}: cannot connect to the MLflow "
-                f"database ({detail})",
-                "check the host, port, database, user and password there, or run with "
-                "tracking=none",
-                then="",
-            ) from None
-
-    @contextlib.contextmanager
-    def _postgres_lock(self) -> Iterator[None]:
-        """Hold an advisory lock of the MLflow database (released with the connection)."""
-        import psycopg
-
-        from situate.postgres.client import lock_id
-
-        conninfo = "postgresql://" + self.uri.split("://", 1)[1]
-        with psycopg.connect(conninfo, autocommit=True) as conn:
-            conn.execute("SELECT pg_advisory_lock(%s)", [lock_id("situate:mlflow-schema")])
-            yield
 
     def _client(self):
         if self._mlflow is None:
@@ -604,168 +484,6 @@ class MlflowTracker:
             self._close(record)
         return run_id
 
-    def log_dataset(
-        self, name: str, digest: str, source: str, counts: Mapping[str, int], context: str
-    ) -> None:
-        """The run's dataset for MLflow's Dataset column: name, digest (our content hash), source
-        (its path) and its counts (documents, questions, chunks) as the dataset's profile."""
-        dataset = {
-            "name": name, "digest": digest, "source": source, "counts": dict(counts),
-            "context": context,
-        }  # fmt: skip
-        if self._open is None:
-            raise RuntimeError("log_dataset outside a run: open one with MlflowTracker.run")
-        record = self._open
-        record.datasets.append(dataset)
-        self._logged(lambda: self._log_dataset(self.client(), record.run_id, **dataset))
-
-    def _log_dataset(
-        self,
-        client,
-        run_id: str | None,
-        name: str,
-        digest: str,
-        source: str,
-        counts: Mapping[str, int],
-        context: str,
-    ) -> None:
-        from mlflow.data.meta_dataset import MetaDataset
-        from mlflow.entities import DatasetInput, InputTag
-        from mlflow.exceptions import MlflowException
-        from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
-
-        if run_id is None:  # the run could not be opened: its dataset waits with it
-            raise _DOWN.get(self.uri) or SituateError("no run is open")
-
-        class Corpus(MetaDataset):
-            @property
-            def profile(self) -> dict[str, int]:
-                return dict(counts)
-
-            def to_dict(self) -> dict[str, str]:
-                return {**super().to_dict(), "profile": json.dumps(dict(counts))}
-
-        dataset = Corpus(_source(source), name=name, digest=digest)
-        item = DatasetInput(
-            dataset._to_mlflow_entity(), tags=[InputTag(MLFLOW_DATASET_CONTEXT, context)]
-        )
-        for attempt in range(DATASET_INSERT_TRIES):
-            try:
-                client.log_inputs(run_id, datasets=[item])
-                return
-            except MlflowException as e:
-                # MLflow's store looks the dataset up, then inserts it: two runs of a parallel
-                # sweep logging the same corpus at once race, and the later insert breaks the
-                # (experiment, name, digest) key. The transaction rolled back whole; a second
-                # try finds the row the other run wrote.
-                if attempt + 1 == DATASET_INSERT_TRIES or not _is_duplicate_key(e):
-                    raise
-
-    def log_question_set(self, question_set: QuestionSet) -> None:
-        """Register the run's question set as an evaluation dataset (once per content: found
-        by its name otherwise) and tag the run with it. A store that cannot hold datasets (a
-        file store, a server older than MLflow 3.4) is said in one line, once, and the run goes
-        on."""
-        if self._open is None:
-            raise RuntimeError("log_question_set outside a run: open one with MlflowTracker.run")
-        record = self._open
-        record.question_set = question_set.to_json()
-        self._logged(lambda: self._register(record.run_id, question_set))
-
-    def _register(self, run_id: str | None, question_set: QuestionSet) -> None:
-        if run_id is None:  # the run could not be opened: its question set waits with it
-            raise _DOWN.get(self.uri) or SituateError("no run is open")
-        if self.uri in _NO_DATASETS:
-            return
-        client = self.client()
-        experiment = self._prepare()
-        try:
-            with self._datasets_lock():
-                self._use_store(self._client())  # a dataset's records go to the global store
-                dataset_id, created = register(client, experiment, question_set)
-        except Exception as e:
-            if self.fault(e) is not None:
-                raise
-            first = next((x for x in str(e).splitlines() if x.strip()), type(e).__name__)
-            _NO_DATASETS[self.uri] = first
-            log.warning(
-                "%s: this tracking store cannot hold evaluation datasets (%s): runs go on "
-                "without their question set in MLflow (an MLflow 3.4+ SQL store or server has "
-                "them)",
-                self.store(),
-                first.strip()[:300],
-            )
-            return
-        if created:
-            log.info("question set %s registered in MLflow (%s)", question_set.name, dataset_id)
-        for key, value in run_tags(dataset_id, question_set).items():
-            client.set_tag(run_id, key, value)
-
-    @contextlib.contextmanager
-    def _datasets_lock(self) -> Iterator[None]:
-        """Jobs of a sweep register one question set once: a lock beside a local store, an
-        advisory lock of a Postgres one (a server's race leaves two alike; the oldest is used)."""
-        if self.db_path is not None:
-            with exclusive(self.db_path.parent, f".{self.db_path.name}.datasets"):
-                yield
-        elif urlsplit(self.uri).scheme == POSTGRES_DRIVER:
-            with self._postgres_lock():
-                yield
-        else:
-            yield
-
-    def traced(self, n_questions: int) -> list[int]:
-        """Which of ``n_questions`` questions get a trace (their positions, in order): all, none,
-        or a sample drawn with ``trace_seed`` (the same in every run of a sweep)."""
-        if self.traces == "none" or n_questions == 0:
-            return []
-        if self.traces == "all" or n_questions <= self.trace_sample:
-            return list(range(n_questions))
-        return sorted(random.Random(self.trace_seed).sample(range(n_questions), self.trace_sample))
-
-    def log_traces(
-        self,
-        traces: Sequence[QuestionTrace],
-        chunk_text: Callable[[str], str],
-        chunk_uri: Callable[[str], str],
-    ) -> None:
-        """Write ``traces`` (one per question, chosen by :meth:`traced`) linked to the run, and
-        log how many the store holds (``traces_logged``) and what they took
-        (``traces_seconds``); fewer than asked for is said, never silent. A store that keeps no
-        traces (MLflow's file store) is said in one line and the run goes on; traces are not
-        kept for ``situate track`` when the store is down."""
-        if self._open is None:
-            raise RuntimeError("log_traces outside a run: open one with MlflowTracker.run")
-        record = self._open
-        if not traces or record.run_id is None or self.uri in _DOWN:
-            return
-        counts: list[TraceCounts] = []
-
-        def write() -> None:
-            self._client()
-            experiment = self._prepare()
-            try:
-                counts.append(
-                    log_traces(
-                        self.uri, experiment, record.run_id, list(traces), chunk_text, chunk_uri
-                    )
-                )
-            except NotImplementedError as e:
-                log.warning(
-                    "%s: this tracking store keeps no traces (%s): the run goes on without them",
-                    self.store(), str(e).splitlines()[0] if str(e) else type(e).__name__,
-                )  # fmt: skip
-
-        if not self._logged(write) or not counts:
-            return
-        (done,) = counts
-        if done.logged < done.questions:
-            log.warning(
-                "traces: %d of %d questions' traces are in the store for run %s (%d lost)",
-                done.logged, done.questions, record.run_id, done.questions - done.logged,
-            )  # fmt: skip
-        self.log_metrics({"traces_logged": done.logged, "traces_seconds": done.seconds})
-
     def log_metrics(self, metrics: Mapping[str, float]) -> None:
         if self._open is None:
             raise RuntimeError("log_metrics outside a run: open one with MlflowTracker.run")
@@ -806,31 +524,10 @@ class MlflowTracker:
         shutil.copytree(folder, self._folder / PENDING_ARTIFACTS, dirs_exist_ok=True)
         record.artifacts = True
 
-    def _list_tables(self, run_id: str, tables: Sequence[str]) -> None:
-        client = self.client()
-        current = client.get_run(run_id).data.tags.get(LOGGED_ARTIFACTS_TAG)
-        listed = logged_artifacts(current, tables)
-        if listed != current:
-            client.set_tag(run_id, LOGGED_ARTIFACTS_TAG, listed)
-
 
 def runs_url(ui: str, experiment_id: str) -> str:
     """The MLflow UI page of an experiment's runs table (not the GenAI overview)."""
     return f"{ui.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
-
-
-def _is_duplicate_key(error: BaseException) -> bool:
-    """Whether ``error`` is a unique-key violation (SQLite's or Postgres's/MySQL's wording)."""
-    text = str(error).lower()
-    return any(w in text for w in ("unique constraint failed", "duplicate key", "duplicate entry"))
-
-
-def _source(path: str):
-    """MLflow's local dataset source for ``path`` (a file or folder)."""
-    from mlflow.data.dataset_source_registry import get_registered_sources
-
-    local = next(s for s in get_registered_sources() if s._get_source_type() == "local")
-    return local(str(Path(path).resolve()))
 
 
 def _cut(value: str) -> str:
