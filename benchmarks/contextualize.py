@@ -57,8 +57,8 @@ PROFILES = {
 
 
 def _context_stage(emu, tmp: str, llm: str, overrides: list[str]):
-    from situate.app import instantiate_stage
-    from situate.config import compose
+    from situate.config.compose import compose
+    from situate.run.app import instantiate_stage
 
     cfg = compose(
         [
@@ -155,9 +155,9 @@ def run_rpm(rpm: int, minutes: int, concurrency: int) -> dict:
 
 
 def run_queries(questions: int, latency: float) -> dict:
-    from situate.app import build_pipeline
-    from situate.config import compose
+    from situate.config.compose import compose
     from situate.emulators.openai_api import OpenAIEmulator
+    from situate.run.app import build_pipeline
 
     out = {"questions": questions, "embed_latency_seconds": latency}
     with (

@@ -82,7 +82,7 @@ def render(job: tuple[Path, str]) -> str:
 
 def build(kb: Path, cache: Path, sample: int, seeds: list[int]) -> int:
     """The PDFs, ``qa-all.json`` (page gold) and the seeded samples; the questions placed."""
-    from situate.config import compose, instantiate_stage
+    from situate.config.compose import compose, instantiate_stage
     from situate.datasets.quotes import QuoteFinder
 
     papers = [p["paragraphs"][0] for p in json.loads(COVID.read_text())["data"]]

@@ -65,10 +65,10 @@ def sparse_phase(work: Path, run: bool = True) -> list[dict]:
 
 
 def dense_phase(work: Path) -> list[dict]:
-    from situate.app import build_pipeline
-    from situate.config import compose
+    from situate.config.compose import compose
     from situate.dense.pgvector import PgvectorIndex
     from situate.rankings import Rankings
+    from situate.run.app import build_pipeline
 
     cfg = compose([f"output_dir={work}", "dense=pgvector", "tracking=none"])
     pipeline = build_pipeline(cfg)

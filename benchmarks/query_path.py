@@ -36,8 +36,8 @@ from common import OUT, minilm_folder, peak_rss_mb, percentiles, write_json
 def searcher_for(pipeline, chunks, contexts, fusion, reranker, store_dir: Path, name: str):
     """``pipeline.searcher`` with ``fusion`` and ``reranker``, on empty query/rerank caches."""
     from situate.embedding.base import CachedEmbeddings
-    from situate.pipeline import Searcher
     from situate.reranking.base import CachedReranker
+    from situate.run.pipeline import Searcher
     from situate.stores.sqlite import BlobStore
 
     embeddings = CachedEmbeddings(
@@ -75,12 +75,12 @@ def main() -> int:
     parser.add_argument("--rerank-pool", type=int, default=20)
     ns = parser.parse_args()
 
-    from situate.app import build_pipeline
-    from situate.config import compose
+    from situate.config.compose import compose
     from situate.fusion.dense_only import DenseOnly
     from situate.fusion.rrf import ReciprocalRankFusion
     from situate.fusion.sparse_only import SparseOnly
     from situate.reranking.none import NoReranker
+    from situate.run.app import build_pipeline
 
     tmp = tempfile.TemporaryDirectory()
     cache = Path(ns.cache) if ns.cache else Path(tmp.name) / "cache"

@@ -29,10 +29,10 @@ TTFT, TOKENS_PER_SECOND = 0.6, 150.0
 
 
 def run(target: int, concurrency: int) -> dict:
-    from situate.app import instantiate_stage
-    from situate.config import compose
+    from situate.config.compose import compose
     from situate.emulators.anthropic_api import AnthropicEmulator
     from situate.questions.generate import build_requests
+    from situate.run.app import instantiate_stage
 
     with (
         AnthropicEmulator(

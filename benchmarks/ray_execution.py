@@ -34,8 +34,8 @@ TTFT, TOKENS_PER_SECOND = 0.4, 200.0
 
 
 def pipeline(tmp: str, overrides: list[str]):
-    from situate.app import build_pipeline
-    from situate.config import compose
+    from situate.config.compose import compose
+    from situate.run.app import build_pipeline
 
     cfg = compose([f"cache_dir={tmp}", "tracking=none", f"data_dir={DATA.parent}", *overrides])
     built = build_pipeline(cfg)

@@ -405,7 +405,7 @@ class Scenario:
         """Chunks of the slice with no stored context (reads the store; calls nothing)."""
         from hydra.utils import instantiate
 
-        from situate.config import compose
+        from situate.config.compose import compose
 
         os.environ.setdefault("SITUATE_DATA_DIR", _env()["SITUATE_DATA_DIR"])
         cfg = compose(self.overrides())

@@ -61,7 +61,7 @@ def test_runs_in_one_process_each_log_to_their_own_store(tmp_path: Path, monkeyp
     # reads: without care, a notebook's second situate.run (output_dir b) logs to a's store
     from hydra.utils import instantiate
 
-    from situate.config import compose
+    from situate.config.compose import compose
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     uris = []

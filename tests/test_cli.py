@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import options, run_cli
-from situate.config import check_overrides
+from situate.config.compose import check_overrides
 from situate.errors import SituateError
 
 
@@ -211,8 +211,8 @@ def test_search_shows_the_query_time_apart_from_start_up() -> None:
 
 @pytest.mark.slow  # loads torch and the embedding model: seconds
 def test_warm_up_loads_the_embedding_model_before_the_first_query(tmp_path: Path) -> None:
-    from situate.app import build_pipeline
-    from situate.config import compose
+    from situate.config.compose import compose
+    from situate.run.app import build_pipeline
 
     cfg = compose([f"output_dir={tmp_path}", "tracking=none"])
     pipeline = build_pipeline(cfg)

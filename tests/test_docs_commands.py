@@ -332,7 +332,7 @@ def test_data_fetch_names_a_data_set_it_has() -> None:
 def _composed(command: Command, folder: Path, output_dir: Path) -> None:
     """Compose and type-check the command's config as its verb does before any work."""
     from situate.commands.run import precheck
-    from situate.config import compose, first_values
+    from situate.config.compose import compose, first_values
 
     verb, _, rest = verb_of(command)
     args = small_form(Command(command.page, command.line, ("situate", verb, *rest)), folder,
@@ -468,7 +468,7 @@ def test_the_readme_is_short_and_holds_the_results_block_the_quickstart_includes
 
 
 def test_reference_lists_every_option_of_every_config_group() -> None:
-    from situate.stages import BY_NAME
+    from situate.config.stages import BY_NAME
 
     page = hook().config_reference()
     folders = sorted(p.name for p in CONF.iterdir() if p.is_dir())

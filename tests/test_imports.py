@@ -113,7 +113,7 @@ def situate_names(path: Path) -> list[tuple[str, str]]:
 
 def test_the_benchmarks_and_docs_scripts_import_what_situate_has():
     """No test runs ``make bench``: a name moved out of a module (``compose`` left
-    ``situate.cli`` for ``situate.config``) must not break a benchmark unseen."""
+    ``situate.cli`` for ``situate.config.compose``) must not break a benchmark unseen."""
     import importlib.util
 
     scripts = sorted((SRC.parent / "benchmarks").glob("*.py")) + sorted(

@@ -1,6 +1,6 @@
 """The site's reference pages, generated at build time so they cannot go stale (a mkdocs hook).
 
-``reference/config.md``: every config group of the stage table (``situate.stages.GROUPS``) and
+``reference/config.md``: every config group of the stage table (``situate.config.stages.GROUPS``) and
 every option of it (one YAML file of ``conf/<group>/``), with each key's default and the comment
 the file gives it. ``reference/commands.md``: every verb of the verb table
 (``situate.commands.VERBS``), as ``situate --help`` prints it. ``reference/stages.md``: the
@@ -124,12 +124,12 @@ def _code(text: str) -> str:
 
 def config_reference() -> str:
     """Markdown: every group of the stage table, every option of it, every key of each option."""
-    from situate.stages import GROUPS
+    from situate.config.stages import GROUPS
 
     out = [
         "# Config groups and options",
         "",
-        "Generated from `conf/` and the stage table (`src/situate/stages.py`) each time the site "
+        "Generated from `conf/` and the stage table (`src/situate/config/stages.py`) each time the site "
         "is built. Choose an option with `group=option`, set a key with `group.key=value`; "
         "`situate run --cfg job` prints the composed config.",
         "",
@@ -218,13 +218,13 @@ def commands_reference() -> str:
 
 def stages_reference() -> str:
     """Markdown: the protocol of each config group that has one, rendered by mkdocstrings."""
-    from situate.stages import GROUPS
+    from situate.config.stages import GROUPS
 
     out = [
         "# Stage protocols",
         "",
         "What the pipeline reads of each stage: the protocol every option of the group is built "
-        "to (from the stage table, `src/situate/stages.py`; the tests check every option against "
+        "to (from the stage table, `src/situate/config/stages.py`; the tests check every option against "
         "it). Generated from the docstrings.",
         "",
     ]

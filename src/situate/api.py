@@ -1,7 +1,7 @@
 """The Python API, for notebooks: ``situate.run``, ``situate.sweep``, ``situate.compare``.
 
 - :func:`run` composes the config with Hydra's compose API (the overrides ``situate run`` takes)
-  and calls the CLI's own job (:func:`situate.app.run_job`): same caches, same MLflow tracking,
+  and calls the CLI's own job (:func:`situate.run.app.run_job`): same caches, same MLflow tracking,
   same run folder; it returns a :class:`Result`.
 - :func:`sweep` runs ``situate run -m`` in a child process (every sweeper and launcher the CLI
   has, Optuna's included, and the sweep's parent MLflow run), then returns one row per job.
@@ -88,10 +88,10 @@ def run(overrides: Sequence[str] = ()) -> Result:
     from hydra.types import RunMode
     from omegaconf import open_dict, read_write
 
-    from situate.app import Job, run_job
-    from situate.config import check_overrides, compose
+    from situate.config.compose import check_overrides, compose
+    from situate.config.preflight import stages_of_run
     from situate.errors import SituateExit
-    from situate.preflight import stages_of_run
+    from situate.run.app import Job, run_job
 
     overrides = list(overrides)
     check_overrides(overrides)
@@ -134,7 +134,7 @@ def sweep(overrides: Sequence[str] = (), quiet: bool = True) -> pd.DataFrame:
     :class:`~situate.evaluation.informativeness.Informativeness`: ``.warning``, ``.headline``,
     ``.paragraph``; on the test questions with a split; None with fewer than two scored jobs);
     ``attrs["sweep_dir"]`` the sweep's folder. ``quiet=False`` prints the CLI's output."""
-    from situate.config import check_overrides, compose, first_values
+    from situate.config.compose import check_overrides, compose, first_values
 
     overrides = list(overrides)
     check_overrides(overrides)

@@ -8,7 +8,7 @@ import os
 import sys
 
 from situate.commands import VERBS, command, help_text
-from situate.stages import help_lines
+from situate.config.stages import help_lines
 
 DESCRIPTION = f"""\
 situate: a lab for contextual retrieval.

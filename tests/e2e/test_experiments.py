@@ -11,7 +11,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from conftest import options, run_cli
-from situate.config import compose
+from situate.config.compose import compose
 from situate.emulators.anthropic_api import AnthropicEmulator
 
 pytestmark = pytest.mark.slow

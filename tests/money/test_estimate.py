@@ -224,7 +224,7 @@ def test_cookbook_first_three_documents_with_the_local_tokenizer(monkeypatch, ca
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     from hydra.utils import instantiate
 
-    from situate.config import compose
+    from situate.config.compose import compose
 
     cfg = compose(
         [f"data_dir={COOKBOOK.parent}", "dataset=cookbook", "dataset.max_documents=3",

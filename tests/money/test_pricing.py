@@ -8,7 +8,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from conftest import options
-from situate.config import CONF_DIR
+from situate.config.compose import CONF_DIR
 from situate.errors import SituateError
 from situate.money.pricing import PriceBook, load_price_book
 from situate.money.usd import exact
@@ -220,7 +220,7 @@ def test_an_entry_of_your_own_prices_a_call():
 
 
 def test_price_book_from_a_composed_config():
-    from situate.config import compose
+    from situate.config.compose import compose
 
     cfg = compose(["pricing=default"])
     book = load_price_book(cfg)

@@ -23,7 +23,7 @@ from document_fixtures import (
     build_pdf,
     build_report_pdf,
 )
-from situate.config import compose
+from situate.config.compose import compose
 from situate.errors import SituateError
 from situate.parsing.base import document_title, readable_name, sidecar_title
 from situate.parsing.docx import DocxParser

@@ -9,9 +9,9 @@ import yaml
 
 import situate.providers
 from situate.commands.emulate import parse, usage_line
-from situate.execution import FORWARDED
 from situate.money.pricing import load_price_book
 from situate.providers import vendors
+from situate.run.execution import FORWARDED
 
 MODULES = sorted(
     p.stem for p in Path(situate.providers.__file__).parent.glob("*.py") if p.stem != "__init__"

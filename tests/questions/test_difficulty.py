@@ -369,7 +369,7 @@ def test_questions_matched_composes_the_recipe_and_asks_for_a_sample(tmp_path: P
     from hydra.utils import instantiate
 
     from situate.commands.questions_generate import main
-    from situate.config import compose
+    from situate.config.compose import compose
 
     cfg = compose(["questions=matched", "question_generator=extractive_matched"])
     d = cfg.questions.difficulty

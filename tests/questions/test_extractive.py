@@ -546,7 +546,7 @@ def test_bad_wording_options_are_one_line():
 def test_question_generator_extractive_passage_composes_the_passage_wording():
     from hydra.utils import instantiate
 
-    from situate.config import compose
+    from situate.config.compose import compose
 
     cfg = compose(["question_generator=extractive_passage", "question_generator.topic_window=40"])
     generator = instantiate(cfg.question_generator)

@@ -15,7 +15,7 @@ import pytest
 from hydra.utils import instantiate
 
 from document_fixtures import LIMITES_MD, LIMITES_TITLE, mixed_folder
-from situate.config import compose
+from situate.config.compose import compose
 from situate.datasets.generated import Passage, Provenance, read_questions
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.emulators.textmodel import question_answer

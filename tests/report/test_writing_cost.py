@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from situate.config import compose
+from situate.config.compose import compose
 from situate.money.estimate import estimate_corpus
 from situate.money.tokens import token_counter
 from situate.report.charts import configuration_cost

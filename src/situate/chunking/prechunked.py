@@ -9,7 +9,7 @@ from situate.errors import SituateError
 from situate.records import Chunk, Corpus
 
 if TYPE_CHECKING:
-    from situate.preflight import RunView
+    from situate.config.preflight import RunView
 
 NO_CHUNKS_FIX = (
     "use chunker=markdown or chunker=fixed, with context=none or context=heading_path "

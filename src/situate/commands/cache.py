@@ -28,7 +28,7 @@ def main(args: list[str]) -> int:
     as_json = "--json" in rest
     hashes = "--fast" not in rest
     overrides = [a for a in rest if a not in ("--json", "--fast")]
-    from situate.config import compose
+    from situate.config.compose import compose
     from situate.errors import SituateError
     from situate.stores import repair
 

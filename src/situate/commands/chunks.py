@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from situate.config import compose
+from situate.config.compose import compose
 
 
 def main(args: list[str]) -> int:
@@ -23,7 +23,7 @@ def main(args: list[str]) -> int:
     from hydra.utils import instantiate
     from rich.table import Table
 
-    from situate.config_checks import check_output_folders
+    from situate.config.checks import check_output_folders
     from situate.console import console
 
     cfg = compose(ns.overrides, uses=("dataset", "chunker"))

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from situate.config import compose
+from situate.config.compose import compose
 
 
 def main(args: list[str]) -> int:

@@ -54,7 +54,7 @@ def main(args: list[str]) -> int:
         from situate.commands.judge import estimate_main
 
         return estimate_main([a for a in args if a != "--judge"])
-    from situate.config import compose
+    from situate.config.compose import compose
     from situate.errors import SituateError
     from situate.money.estimate import estimate_corpus, estimate_shape, render
     from situate.money.pricing import load_price_book

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from situate.config import compose
+from situate.config.compose import compose
 
 
 def main(args: list[str]) -> int:
-    from situate import saved_index
-    from situate.app import build_pipeline
-    from situate.config_checks import check_output_folders
-    from situate.preflight import stages_of_index
+    from situate.config.checks import check_output_folders
+    from situate.config.preflight import stages_of_index
+    from situate.run import saved_index
+    from situate.run.app import build_pipeline
 
     cfg = compose(args, uses=stages_of_index)
     check_output_folders(cfg)

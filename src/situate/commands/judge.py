@@ -41,9 +41,9 @@ def prepare(overrides: list[str], all_runs: bool = False, paying: bool = True) -
     """The study, its arms, the judge and the pool; ``paying`` (not an estimate): the judge's
     key is checked before the study is read."""
     from situate.commands.report import study_of
-    from situate.config import compose, instantiate_stage
+    from situate.config.compose import compose, instantiate_stage
+    from situate.config.preflight import with_its_llm
     from situate.judging.pool import build_pool, load_arms
-    from situate.preflight import with_its_llm
 
     cfg = compose(overrides, uses=with_its_llm("judge") if paying else ("judge",))
     judge = instantiate_stage(cfg, "judge")
@@ -203,7 +203,7 @@ def estimate_main(args: list[str]) -> int:
 def judge_with(overrides: list[str], option: str) -> Judge:
     """The judge of ``overrides`` with ``llm=option`` instead of their model (its other
     overrides, ``llm.base_url`` included, kept)."""
-    from situate.config import compose, instantiate_stage
+    from situate.config.compose import compose, instantiate_stage
 
     kept = [o for o in overrides if o.partition("=")[0].lstrip("+~") != "llm"]
     return instantiate_stage(compose([*kept, f"llm={option}"]), "judge")

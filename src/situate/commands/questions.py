@@ -7,7 +7,7 @@ by the ``questions`` row of the verb table (``situate.commands.VERBS``), dispatc
   decisions on it, in the terminal or through a CSV / JSON Lines file edited elsewhere;
 - ``validate`` (:mod:`situate.commands.questions_validate`): the study's arms on a few human
   questions and on the generated set, and whether the set may rank them
-  (:mod:`situate.validation`).
+  (:mod:`situate.study.validation`).
 """
 
 from __future__ import annotations

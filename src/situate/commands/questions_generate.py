@@ -1,6 +1,6 @@
 """``situate questions generate [group=option ...] [--out FILE]``: an evaluation set from the corpus.
 
-Composed by Hydra like a run (:func:`situate.config.compose`): the same ``dataset`` (and its
+Composed by Hydra like a run (:func:`situate.config.compose.compose`): the same ``dataset`` (and its
 ``parser`` options), ``llm`` and ``pricing``, plus ``questions`` (target, seed, language,
 passage words, strategy mix, filters: ``conf/questions/``) and ``question_generator`` (who
 writes: ``conf/question_generator/``). Writes ``questions.jsonl`` (default
@@ -42,8 +42,8 @@ def difficulty_settings(cfg) -> dict:
 def prepare(overrides: list[str], paying: bool = True):
     """The composed config, the corpus, the generator and the requests (nothing is paid);
     ``paying`` (not an estimate): the generator's key is checked before the corpus is read."""
-    from situate.config import compose, instantiate_stage
-    from situate.preflight import with_its_llm
+    from situate.config.compose import compose, instantiate_stage
+    from situate.config.preflight import with_its_llm
     from situate.questions.difficulty import oversample
     from situate.questions.generate import build_requests
 
@@ -72,7 +72,7 @@ def main(verb: str, args: list[str]) -> int:
     parser.add_argument("overrides", nargs="*", help="group=option overrides, as for `situate run`")
     parser.add_argument("--out", default=None, help="the questions.jsonl to write")
     ns = parser.parse_intermixed_args(args)
-    from situate.config import instantiate_stage
+    from situate.config.compose import instantiate_stage
     from situate.datasets.generated import read_questions, write_questions
     from situate.questions.filters import build_filters
     from situate.questions.generate import generate, keep_reviews

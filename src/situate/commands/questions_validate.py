@@ -3,7 +3,7 @@ generated set rank the arms in place of a few human questions?
 
 Composed like ``situate run -m`` (``dataset=folder dataset.path=...`` and the arms: lists such as
 ``context=none,heading_path fusion=sparse_only,dense_only`` or an ``experiment=`` preset that
-sweeps); each arm runs on both sets in this process (:mod:`situate.validation`). Prints the arms'
+sweeps); each arm runs on both sets in this process (:mod:`situate.study.validation`). Prints the arms'
 table, the rank agreement, the flipped decisions, each set's informativeness and the verdict
 line; writes ``validation.md`` and ``validation.json`` to ``${output_dir}/reports/<study>/`` (or
 ``--out``). Exit 0 whatever the verdict; 2 on a user error.
@@ -70,9 +70,16 @@ def main(verb: str, args: list[str]) -> int:
             f"questions validate: --resamples {ns.resamples} is too few (use >= 100)"
         )
 
-    from situate.config import compose
+    from situate.config.compose import compose
     from situate.evaluation.agreement import Criteria
-    from situate.validation import check_human, expand_arms, folder_of, run_sets, validate, write
+    from situate.study.validation import (
+        check_human,
+        expand_arms,
+        folder_of,
+        run_sets,
+        validate,
+        write,
+    )
 
     common, arms = expand_arms(ns.overrides)
     first = compose([*common, *arms[0].overrides])
@@ -103,7 +110,7 @@ def default_generated(cfg) -> Path:
     (``${output_dir}/questions/<dataset name>/questions.jsonl``): the first that exists, else
     the first."""
     from situate.commands.questions_generate import output_path
-    from situate.validation import folder_of
+    from situate.study.validation import folder_of
 
     beside = folder_of(cfg) / "questions.jsonl"
     written = output_path(cfg, str(cfg.dataset.name), None)
@@ -115,7 +122,7 @@ def _print(v, md: Path, js: Path) -> None:
 
     from situate.console import console
     from situate.evaluation.informativeness import metric_name
-    from situate.validation import GENERATED
+    from situate.study.validation import GENERATED
 
     name = metric_name(v.metric)
     a = v.agreement[v.metric]

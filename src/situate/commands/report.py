@@ -43,7 +43,7 @@ def main(args: list[str]) -> int:
 
     from omegaconf import OmegaConf
 
-    from situate.config import compose
+    from situate.config.compose import compose
     from situate.judging.summary import read_judged
     from situate.report.render import write_report
     from situate.study.compare import compare_study

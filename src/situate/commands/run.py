@@ -1,5 +1,5 @@
 """``situate run [-m] [overrides]``: the pipeline's jobs, each config composed once and checked
-before any runs (:mod:`situate.launch`, with :func:`check_plan`); Hydra's own flags, another
+before any runs (:mod:`situate.run.launch`, with :func:`check_plan`); Hydra's own flags, another
 sweeper or launcher go through Hydra (``app.main``) after a precheck that says a bad key or value
 in one line."""
 
@@ -9,7 +9,7 @@ import os
 import sys
 from functools import partial
 
-from situate.config import check_overrides, check_parameter, compose, first_values
+from situate.config.compose import check_overrides, check_parameter, compose, first_values
 
 
 def main(args: list[str]) -> int:
@@ -21,7 +21,7 @@ def main(args: list[str]) -> int:
     # a tracking server that stops mid-run: MLflow's default retries wait minutes before the
     # run can keep its results for `situate track`; two retries ride out a blip
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
-    from situate import launch
+    from situate.run import launch
 
     plan = launch.plan(args)  # a run, or a basic sweeper's grid: each config composed once
     if plan is not None:
@@ -32,14 +32,14 @@ def main(args: list[str]) -> int:
 
             GlobalHydra.instance().clear()
             raise
-        from situate import app
+        from situate.run import app
 
         launch.launch(plan, app.task)
         return sweep_exit_code()
     precheck(args)  # Hydra runs the command: its flags, another sweeper or launcher
     if COMPOSED_JOBS:  # a basic sweeper's grid, each job composed and checked: not validated again
         args = [a for a in args if a != "hydra/sweeper=basic"] + ["hydra/sweeper=checked"]
-    from situate import app
+    from situate.run import app
 
     # Hydra's parser wants its flags before the overrides: `run a=1 -m b=2,3` means `run -m a=1 b=2,3`
     flags = [a for a in args if a in ("-m", "--multirun")]
@@ -82,10 +82,10 @@ COMPOSED_JOBS: set[tuple[str, ...]] = set()
 
 def sweep_jobs(cfg, overrides: list[str]) -> list[tuple[list[str], str]] | None:
     """The overrides of each job of the sweep and the swept values that name it, as Hydra's basic
-    sweeper enumerates them (:func:`situate.launch.grid` over the preset's
+    sweeper enumerates them (:func:`situate.run.launch.grid` over the preset's
     ``hydra.sweeper.params``, then the command line's), or None when the grid cannot be listed
     here (``glob``, ``interval``, an Optuna search) or is larger than ``MAX_JOBS_CHECKED``."""
-    from situate.launch import BASIC_SWEEPERS, grid
+    from situate.run.launch import BASIC_SWEEPERS, grid
 
     if str(cfg.hydra.sweeper.get("_target_", "")) not in BASIC_SWEEPERS:
         return None
@@ -99,13 +99,13 @@ def job_key(job: list[str]) -> tuple[str, ...]:
 
 
 def check_sweep_jobs(cfg, overrides: list[str], checked: list[str] | None = None) -> None:
-    """Compose every job of the sweep and check what its stages need (``situate.preflight``;
+    """Compose every job of the sweep and check what its stages need (``situate.config.preflight``;
     :func:`check_jobs` says what a mistake or a missing part does). Each job composed is
     recorded in ``COMPOSED_JOBS``.
 
     ``checked``: the overrides of a job the caller has composed and checked already (the sweep's
     first values), not composed again (a one-job sweep composes once here, not twice)."""
-    from situate.preflight import stages_of_run
+    from situate.config.preflight import stages_of_run
 
     jobs = sweep_jobs(cfg, overrides)
     if not jobs:
@@ -132,8 +132,8 @@ def check_jobs(jobs, total: int, skipped: dict | None = None) -> None:
     naming its job; a job that needs what is not installed (``Unavailable``) is listed in one
     line as skipped, and skipped when it runs; all ``total`` jobs skipped is a mistake.
     ``skipped``: the jobs the caller found skipped already."""
+    from situate.config.preflight import skipped_line
     from situate.errors import SituateError, Unavailable
-    from situate.preflight import skipped_line
 
     skipped = dict(skipped or {})
     for swept, check in jobs:
@@ -164,8 +164,8 @@ def precheck(args: list[str]) -> None:
         return
     from hydra.types import RunMode
 
+    from situate.config.preflight import stages_of_run
     from situate.errors import Unavailable
-    from situate.preflight import stages_of_run
 
     multirun = len(overrides) < len(args)
     checked: list[str] | None = first
@@ -184,15 +184,15 @@ def precheck(args: list[str]) -> None:
 
 
 def check_plan(plan, args: list[str]) -> None:
-    """The precheck's checks on a plan's composed configs (:mod:`situate.launch`): the first
-    job's (what :func:`situate.config.compose` checks; a run, or a sweep of one job, stops on a
+    """The precheck's checks on a plan's composed configs (:mod:`situate.run.launch`): the first
+    job's (what :func:`situate.config.compose.compose` checks; a run, or a sweep of one job, stops on a
     part not installed), the overrides as typed (``fusion.k=60,abc``), the other jobs'
     (:func:`check_jobs`), then those of the run as a whole on the first job's config."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from situate.config import check_composed
+    from situate.config.compose import check_composed
+    from situate.config.preflight import stages_of_run
     from situate.errors import Unavailable
-    from situate.preflight import stages_of_run
 
     parser = OverridesParser.create()
     first, *rest = plan.jobs
@@ -219,7 +219,7 @@ def check_plan(plan, args: list[str]) -> None:
 def check_typed_overrides(cfg, parsed) -> None:
     """``+group.name=...`` names a parameter of the group's class, and each override as typed
     (``fusion.k=60,abc``: every value of a sweep) is of its parameter's type, before any job."""
-    from situate.config_checks import check_value_types
+    from situate.config.checks import check_value_types
 
     for o in parsed:
         if o.is_add() or o.is_force_add():
@@ -230,14 +230,14 @@ def check_typed_overrides(cfg, parsed) -> None:
 def check_run_config(cfg, multirun: bool) -> None:
     """The run's folders writable, ``eval`` built, the tracking server answering: before a sweep
     launches jobs that would all fail on one of them."""
-    from situate.config_checks import check_output_folders, check_writable
+    from situate.config.checks import check_output_folders, check_writable
 
     check_output_folders(cfg)
     if multirun:
         check_writable("hydra.sweep.dir", cfg.hydra.sweep.dir)
     else:
         check_writable("hydra.run.dir", cfg.hydra.run.dir)
-    from situate.config import instantiate_stage
+    from situate.config.compose import instantiate_stage
     from situate.errors import SituateError
 
     try:  # eval.ks, before a sweep launches jobs that would all fail on it

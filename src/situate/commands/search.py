@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from situate.config import compose
+from situate.config.compose import compose
 
 
 def main(args: list[str]) -> int:
@@ -20,10 +20,10 @@ def main(args: list[str]) -> int:
 
     if ns.k < 1:
         raise SituateError(f"search: -k {ns.k} must be a positive integer")
-    from situate import saved_index
-    from situate.app import build_pipeline
-    from situate.config_checks import check_output_folders
-    from situate.preflight import stages_of_run
+    from situate.config.checks import check_output_folders
+    from situate.config.preflight import stages_of_run
+    from situate.run import saved_index
+    from situate.run.app import build_pipeline
 
     cfg = compose(ns.overrides, uses=stages_of_run)
     check_output_folders(cfg)

@@ -41,12 +41,12 @@ import numpy as np
 from situate.contexts.base import Placement
 from situate.contexts.prompts import PromptVariant, RenderedPrompt
 from situate.contexts.store import ContextStore, StoredContext
-from situate.endpoints import legacy_identity
 from situate.errors import SituateError
 from situate.money.billing import Billed
 from situate.money.pricing import PriceBook
 from situate.paid.budget import Budget
 from situate.paid.calls import CallGate, PaidCalls, request_tokens
+from situate.paid.endpoints import legacy_identity
 from situate.paid.llm import TTL_SECONDS, LLMProvider, LLMRequest, LLMResponse
 from situate.paid.ratelimit import (
     AIMDLimit,
@@ -91,7 +91,7 @@ class LLMContext(Placement):
         shared by processes that then never pay twice for one context); None is SQLite.
     unverified : {"refuse", "adopt", "ignore"}
         What to do with contexts this run needs that an older situate stored without the
-        endpoint that wrote them (:mod:`situate.endpoints`; ``unverified_cache`` in config.yaml).
+        endpoint that wrote them (:mod:`situate.paid.endpoints`; ``unverified_cache`` in config.yaml).
     concurrency : int
         Calls in flight at once, across documents (see :mod:`situate.paid.schedule`).
     first_call_alone : bool

@@ -18,7 +18,7 @@ from situate.errors import SituateError
 from situate.records import Chunk, Context, Corpus, Usage
 
 if TYPE_CHECKING:
-    from situate.preflight import RunView
+    from situate.config.preflight import RunView
 
 
 class ReplayContext(RuleContext):

@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from situate.contexts.prompts import PromptVariant, RenderedPrompt
-from situate.endpoints import recover_unverified
 from situate.errors import SituateError
+from situate.paid.endpoints import recover_unverified
 from situate.paid.llm import LLMProvider
 from situate.records import Usage
 from situate.stores.base import ChargeRows, Stores
@@ -119,7 +119,7 @@ class ContextStore:
     def recover_unverified(
         self, legacy_of: dict[str, str], policy: str, model: str, endpoint: str
     ) -> dict[str, StoredContext]:
-        """Contexts stored before keys named the endpoint (see :mod:`situate.endpoints`)."""
+        """Contexts stored before keys named the endpoint (see :mod:`situate.paid.endpoints`)."""
 
         def vouched(blob: bytes) -> bytes:
             return json.dumps({**json.loads(blob), "endpoint": endpoint}).encode()

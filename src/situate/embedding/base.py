@@ -7,11 +7,11 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from situate.endpoints import legacy_identity, recover_unverified
+from situate.embedding.truncation import TokenWindow
 from situate.money.billing import Billed
+from situate.paid.endpoints import legacy_identity, recover_unverified
 from situate.stores.keys import content_hash
 from situate.stores.sqlite import BlobStore
-from situate.truncation import TokenWindow
 
 Kind = Literal["document", "query"]
 # encodes texts in runs of at most ``size``: yields (offset of the run in texts, its vectors)
@@ -65,7 +65,7 @@ class CachedEmbeddings:
     names its endpoint, so an emulator's vectors are never served to a run against the real API.
     Missing texts are encoded in batches, and each batch is stored as soon as it is done, so an
     interrupted run resumes. ``unverified`` acts on vectors an older situate stored without their
-    endpoint (:mod:`situate.endpoints`).
+    endpoint (:mod:`situate.paid.endpoints`).
     """
 
     def __init__(
@@ -90,7 +90,7 @@ class CachedEmbeddings:
     ) -> np.ndarray:
         """Vectors for ``texts``; ``progress(advance, total)`` is told of each finished batch.
         ``batches`` encodes the missing texts (default: this process's embedder, in order; Ray
-        tasks in ``situate.execution``); each batch is stored as it arrives."""
+        tasks in ``situate.run.execution``); each batch is stored as it arrives."""
         ident = self.embedder.identity()
         keys = [content_hash(ident, kind, t) for t in texts]
         unique = list(dict.fromkeys(keys))

@@ -14,10 +14,10 @@ import numpy as np
 
 from situate.devices import cpu_threads, onnx_providers
 from situate.embedding.base import Kind, normalize
+from situate.embedding.truncation import TokenWindow, model_folder_window, tokenizer_counter
 from situate.errors import SituateError
 from situate.money.billing import Unbilled
 from situate.packaged import package_file
-from situate.truncation import TokenWindow, model_folder_window, tokenizer_counter
 
 
 class OnnxMiniLMEmbedder(Unbilled):

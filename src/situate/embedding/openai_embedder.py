@@ -23,11 +23,11 @@ import math
 import numpy as np
 
 from situate.embedding.base import Kind, normalize
+from situate.embedding.truncation import TokenWindow
 from situate.errors import SituateError
 from situate.paid.adapter import ApiAdapter
 from situate.providers import openai as vendor
 from situate.providers import refused_key
-from situate.truncation import TokenWindow
 
 MAX_INPUTS = 2048
 MAX_TOKENS_PER_REQUEST = 300_000

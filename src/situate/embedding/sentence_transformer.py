@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 
 from situate.embedding.base import Kind, normalize
+from situate.embedding.truncation import TokenWindow, model_folder_window
 from situate.errors import SituateError
 from situate.money.billing import Unbilled
 from situate.packaged import package_file
 from situate.providers.local import model_folder, offline_torch
-from situate.truncation import TokenWindow, model_folder_window
 
 
 class SentenceTransformerEmbedder(Unbilled):

@@ -53,7 +53,7 @@ class AnthropicProvider(SdkProvider):
     base_url : str or None
         Another endpoint (an emulator: ``http://127.0.0.1:PORT``); None is ``ANTHROPIC_BASE_URL``
         or else ``https://api.anthropic.com``, as the SDK resolves it. The endpoint is part of
-        every context's store key (:mod:`situate.endpoints`).
+        every context's store key (:mod:`situate.paid.endpoints`).
     api_key_env : str
         Environment variable holding the key.
     max_retries, backoff_base, backoff_max : int, float, float

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from situate.embedding.truncation import described
 from situate.evaluation.informativeness import (
     Informativeness,
     metric_name,
@@ -20,7 +21,6 @@ from situate.study.compare import StudyComparison, hit_rule, significance
 from situate.study.informativeness import runs_informativeness, scope
 from situate.study.labels import format_p, judged_label, metric_label
 from situate.tracking.base import without_credentials
-from situate.truncation import described
 
 # what each configuration's contexts took and cost when written (config_*), whichever run paid,
 # and what the run paid for embeddings and reranking (run_*)

@@ -6,12 +6,12 @@ from typing import Protocol
 
 import numpy as np
 
-from situate.endpoints import legacy_identity, recover_unverified
+from situate.embedding.truncation import TokenWindow
 from situate.money.billing import Billed
+from situate.paid.endpoints import legacy_identity, recover_unverified
 from situate.rankings import Rankings, sort_desc
 from situate.stores.keys import content_hash
 from situate.stores.sqlite import BlobStore
-from situate.truncation import TokenWindow
 
 
 class Reranker(Protocol):
@@ -51,7 +51,7 @@ class CachedReranker:
     rescores only pairs it has not seen. Candidates past the pool keep their fused order below
     the reranked ones. An API reranker's identity names its endpoint, so an emulator's scores are
     never served to a run against the real API; ``unverified`` acts on scores an older situate
-    stored without their endpoint (:mod:`situate.endpoints`).
+    stored without their endpoint (:mod:`situate.paid.endpoints`).
     """
 
     def __init__(self, reranker: Reranker, store: BlobStore, unverified: str = "refuse"):

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from situate.embedding.truncation import APPROXIMATE, TokenWindow, approximate_counter
 from situate.errors import SituateError
 from situate.paid.adapter import ApiAdapter
 from situate.paid.budget import estimated_tokens
 from situate.providers import cohere as vendor
-from situate.truncation import APPROXIMATE, TokenWindow, approximate_counter
 
 MAX_DOCUMENTS = 1000
 UNRANKED = -1.0

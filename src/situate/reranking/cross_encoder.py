@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from situate.embedding.truncation import TokenWindow, model_folder_window
 from situate.errors import SituateError, Unavailable
 from situate.money.billing import Unbilled
 from situate.providers.local import model_folder, offline_torch
-from situate.truncation import TokenWindow, model_folder_window
 
 CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L6-v2"  # conf/reranker/cross_encoder.yaml's model
 

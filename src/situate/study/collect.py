@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from situate.config.stages import TAGGED_GROUPS
 from situate.errors import SituateError
-from situate.stages import TAGGED_GROUPS
 from situate.stores.keys import content_hash
 from situate.study.writing_cost import WritingCost, writing_cost
 from situate.tracking.base import PER_QUESTION, RESULT_FILE, without_credentials

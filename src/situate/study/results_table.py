@@ -17,7 +17,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from situate.stages import CHOICE_GROUPS
+from situate.config.stages import CHOICE_GROUPS
 from situate.tracking.base import PER_QUESTION, RESULT_FILE
 from situate.tracking.sweep import (
     SWEEP_UNDER_WAY,

@@ -16,7 +16,7 @@ def writing_cost(run_config: DictConfig) -> WritingCost | None:
         return None
     from hydra.utils import instantiate
 
-    from situate.config import compose, current_targets
+    from situate.config.compose import compose, current_targets
     from situate.money.pricing import load_price_book
     from situate.money.writing_cost import counted_cost, recorded_cost
 

@@ -17,12 +17,12 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from situate.config.stages import INDEX_CONFIG_GROUPS, INDEX_IDENTITY_GROUPS
 from situate.errors import SituateError
-from situate.pipeline import Pipeline
 from situate.records import Chunk, Context
-from situate.searcher import Searcher
+from situate.run.pipeline import Pipeline
+from situate.run.searcher import Searcher
 from situate.sparse import jvm
-from situate.stages import INDEX_CONFIG_GROUPS, INDEX_IDENTITY_GROUPS
 from situate.stores.files import DirectoryCache
 from situate.stores.keys import content_hash
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from situate.app import Job, run_job
-from situate.config import compose
-from situate.pipeline import STAGE_SECONDS, Pipeline
+from situate.config.compose import compose
+from situate.run.app import Job, run_job
+from situate.run.pipeline import STAGE_SECONDS, Pipeline
 
 
 @pytest.fixture

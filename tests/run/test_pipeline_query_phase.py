@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from situate.app import build_pipeline
-from situate.config import compose
+from situate.config.compose import compose
 from situate.emulators.openai_api import OpenAIEmulator
+from situate.run.app import build_pipeline
 
 KEY = "sk-test-query-phase-5b1d"
 

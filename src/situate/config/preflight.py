@@ -11,8 +11,8 @@ lacks (a cross-encoder folder, an API key): a sweep skips such a job, a single r
 One rule holds for every stage without a method of its own: an option whose parameters name an
 ``api_key_env`` needs that variable set (API embedders, rerankers and LLMs read their key from it).
 
-Every verb runs it from :func:`situate.config.compose` (``uses=``: the groups it builds), ``situate
-run`` again per job of a sweep (:func:`situate.app.run_job`), so nothing here may read a document
+Every verb runs it from :func:`situate.config.compose.compose` (``uses=``: the groups it builds), ``situate
+run`` again per job of a sweep (:func:`situate.run.app.run_job`), so nothing here may read a document
 or load a model: a check is a class attribute, a path's existence, a variable, a cache lookup.
 """
 
@@ -121,7 +121,7 @@ def check_stage(group: str, run: RunView) -> None:
 
 def stages_of_run(cfg: Any) -> tuple[str, ...]:
     """The groups ``situate run`` builds: every pipeline stage, and ``llm`` with ``context=llm``."""
-    from situate.stages import LLM_GROUPS, PIPELINE_STAGES
+    from situate.config.stages import LLM_GROUPS, PIPELINE_STAGES
 
     uses_llm = "llm" in (cfg.get("context") or {})
     return PIPELINE_STAGES + (tuple(g for g in LLM_GROUPS if g == "llm") if uses_llm else ())

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from situate.config_checks import accepts, check_writable, parameter_hint
+from situate.config.checks import accepts, check_writable, parameter_hint
 from situate.errors import SituateError
 
-CONF = Path(__file__).resolve().parents[1] / "conf"
+CONF = Path(__file__).resolve().parents[2] / "conf"
 
 
 def test_every_value_of_every_shipped_option_passes_the_type_check():
@@ -81,7 +81,7 @@ def test_a_folder_root_cannot_make_is_refused():
 def test_every_verb_composes_with_the_type_check():
     """`situate index`, `search`, `chunks`, `estimate`, `report` compose through `compose`: a
     value of the wrong type is named there, not as the stage's TypeError when it is built."""
-    from situate.config import compose
+    from situate.config.compose import compose
 
     with pytest.raises(SituateError) as e:
         compose(["fusion.k=abc"])

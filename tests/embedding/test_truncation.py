@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from situate.config import compose, instantiate_stage
-from situate.truncation import TokenWindow, Truncation, measure, warnings
+from situate.config.compose import compose, instantiate_stage
+from situate.embedding.truncation import TokenWindow, Truncation, measure, warnings
 
-CONF = Path(__file__).parents[1] / "conf"
+CONF = Path(__file__).parents[2] / "conf"
 
 
 def words(keeps: str = "head", tokens: int = 6, with_query: bool = False) -> TokenWindow:
@@ -126,7 +126,7 @@ def test_every_embedder_option_counts_what_its_window_cuts(option, tmp_path):
 def test_the_cookbook_replication_warns_only_when_its_window_cuts(
     arm, overrides, said, tmp_path, caplog
 ):
-    from situate.app import build_pipeline
+    from situate.run.app import build_pipeline
 
     cfg = compose(
         ["experiment=cookbook_replication", f"arm={arm}", f"output_dir={tmp_path}", *overrides]

@@ -18,17 +18,17 @@ import pytest
 from situate.contexts.base import RuleContext
 from situate.datasets.base import ShipsQuestions
 from situate.dense.flat import FlatIndex
+from situate.embedding.truncation import TokenWindow
 from situate.evaluation.evaluate import Evaluator
 from situate.fusion.rrf import ReciprocalRankFusion
 from situate.money.billing import Billed, Unbilled
 from situate.money.pricing import load_price_book
 from situate.money.tokens import token_counter
 from situate.paid.llm import LLMResponse
-from situate.pipeline import Pipeline, corpus_digest
 from situate.rankings import Rankings
 from situate.records import Chunk, Context, Corpus, Document, Question, Span, Usage
 from situate.reranking.none import NoReranker
-from situate.truncation import TokenWindow
+from situate.run.pipeline import Pipeline, corpus_digest
 
 PARAGRAPHS = {
     "glaciers": ["Glaciers carve valleys.", "Moraines mark old ice."],
@@ -251,7 +251,7 @@ def test_a_second_run_reads_every_vector_and_index_from_the_cache(
     def no_counting(*args, **kwargs):
         raise AssertionError("index_tokens counted again, not read from the cache")
 
-    monkeypatch.setattr("situate.pipeline.token_counter", no_counting)
+    monkeypatch.setattr("situate.run.pipeline.token_counter", no_counting)
     second = pipeline(tmp_path, embedder, sparse).run()
     assert second.metrics["index_tokens"] == first.metrics["index_tokens"] > 0
     assert embedder.encoded == [] and second.metrics["texts_embedded"] == 0
@@ -398,7 +398,7 @@ def test_two_jobs_side_by_side_count_the_index_tokens_once(tmp_path: Path, monke
         clock.sleep(0.3)
         return count, name
 
-    monkeypatch.setattr("situate.pipeline.token_counter", slow_counter)
+    monkeypatch.setattr("situate.run.pipeline.token_counter", slow_counter)
     texts = ["Glaciers carve valleys.", "Harbours shelter boats."]
     found: list[int] = []
     jobs = [
@@ -455,7 +455,7 @@ def test_the_audit_is_read_back_for_the_same_chunks_contexts_and_documents(
 ) -> None:
     """The faithfulness audit's flags are cached by chunk ids, documents and contexts: a second
     pipeline reads them back; a changed context is audited again."""
-    import situate.pipeline
+    import situate.run.pipeline
 
     first = pipeline(tmp_path, HandSetEmbedder(), HandSetSparse())
     corpus = FakeDataset().load()
@@ -469,7 +469,7 @@ def test_the_audit_is_read_back_for_the_same_chunks_contexts_and_documents(
     def no_audit(*args):
         raise AssertionError("audited again, not read from the cache")
 
-    monkeypatch.setattr(situate.pipeline, "audit", no_audit)
+    monkeypatch.setattr(situate.run.pipeline, "audit", no_audit)
     again = pipeline(tmp_path, HandSetEmbedder(), HandSetSparse())
     assert again.audited(corpus, chunks, contexts) == flags
     changed = [*contexts[:-1], Context(chunks[-1].chunk_id, "Ovens.")]

@@ -14,16 +14,16 @@ import numpy as np
 import pytest
 
 from conftest import run_cli
-from situate.app import build_pipeline
-from situate.config import compose
+from situate.config.compose import compose
 from situate.contexts.none import NoContext
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.emulators.openai_api import OpenAIEmulator
 from situate.emulators.server import Faults
 from situate.errors import SituateError
-from situate.execution import RayExecution, ShardResult, adopt, document_shards, merged_stats
 from situate.paid.llm import LLMResponse
 from situate.records import Chunk, Corpus, Document, Usage
+from situate.run.app import build_pipeline
+from situate.run.execution import RayExecution, ShardResult, adopt, document_shards, merged_stats
 from situate.stores.sqlite import BlobStore
 from test_cli import assert_one_line_error
 

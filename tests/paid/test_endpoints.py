@@ -18,10 +18,10 @@ from situate.embedding.openai_embedder import OpenAIEmbedder
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.emulators.cohere_api import CohereEmulator
 from situate.emulators.openai_api import OpenAIEmulator
-from situate.endpoints import legacy_identity
 from situate.errors import SituateError
 from situate.llm.anthropic_provider import AnthropicProvider
 from situate.llm.openai_provider import OpenAIChatProvider
+from situate.paid.endpoints import legacy_identity
 from situate.providers import vendors
 from situate.rankings import Rankings
 from situate.reranking.base import CachedReranker

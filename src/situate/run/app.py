@@ -20,13 +20,13 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from situate.config import CONF_DIR, instantiate_stage
+from situate.config.compose import CONF_DIR, instantiate_stage
+from situate.config.preflight import check_stages, stages_of_run
+from situate.config.stages import CHOICE_GROUPS, COMMAND_GROUPS, LLM_GROUPS, PIPELINE_STAGES
 from situate.errors import SituateError, SituateExit, Unavailable
 from situate.evaluation.trec import write_trec_files
-from situate.pipeline import Pipeline, RunResult, unaccounted
-from situate.preflight import check_stages, stages_of_run
 from situate.records import Chunk, Corpus
-from situate.stages import CHOICE_GROUPS, COMMAND_GROUPS, LLM_GROUPS, PIPELINE_STAGES
+from situate.run.pipeline import Pipeline, RunResult, unaccounted
 from situate.stores.faults import StorageError, storage_error
 from situate.stores.files import atomic_write_bytes, atomic_write_text
 from situate.stores.keys import content_hash
@@ -373,9 +373,9 @@ def _run_job(
 
 
 def task(cfg: DictConfig) -> float | list[float] | None:
-    """One job of Hydra's (``main``, or :mod:`situate.launch`); returns what a sweeper optimizes
+    """One job of Hydra's (``main``, or :mod:`situate.run.launch`); returns what a sweeper optimizes
     (config ``objective``, on dev with a split)."""
-    from situate.tuning import objective_value
+    from situate.run.tuning import objective_value
 
     row = run_job(cfg, Job.of(HydraConfig.get()))  # Hydra's runtime, read once, as a value
     try:

@@ -65,7 +65,7 @@ def expand_arms(overrides: Sequence[str]) -> tuple[list[str], list[Arm]]:
     """The overrides every arm shares, and the arms: the grid of the sweep overrides and of an
     ``experiment=`` preset's ``hydra.sweeper.params`` (the command line's list wins for a key in
     both), in Hydra's basic sweeper's order (the preset's keys, then the command line's)."""
-    from situate.config import compose, config_error, first_values
+    from situate.config.compose import compose, config_error, first_values
 
     given = [o for o in overrides if o not in MULTIRUN_FLAGS]
     parsed, _ = first_values(given)
@@ -232,8 +232,8 @@ def run_sets(
 ) -> tuple[SetScores, SetScores, object]:
     """Every arm's pipeline on both sets; the composed config of the first arm (its study,
     output folder, ks)."""
-    from situate.app import build_pipeline
-    from situate.config import compose, instantiate_stage
+    from situate.config.compose import compose, instantiate_stage
+    from situate.run.app import build_pipeline
 
     sets = {HUMAN: SetScores(HUMAN, human), GENERATED: SetScores(GENERATED, generated)}
     first = None

@@ -23,7 +23,7 @@ from situate.evaluation.agreement import (
     tau_interval,
     verdict,
 )
-from situate.validation import SetScores, check_human, expand_arms, validate
+from situate.study.validation import SetScores, check_human, expand_arms, validate
 
 # -- tau, bias and decisions by hand ---------------------------------------------------------------
 
@@ -142,7 +142,7 @@ def test_the_split_half_agreement_by_hand():
 
 
 def test_validate_decides_at_the_metric_and_says_why():
-    from situate.validation import Arm
+    from situate.study.validation import Arm
 
     arms = [Arm(a, (f"context={a}",)) for a in HUMAN]
     v = validate(scores("human", HUMAN), scores("generated", GENERATED), arms, resamples=500)
@@ -204,7 +204,7 @@ def test_the_generated_set_is_found_beside_the_documents_else_where_generate_wro
     tmp_path: Path,
 ):
     from situate.commands.questions_validate import default_generated
-    from situate.config import compose
+    from situate.config.compose import compose
 
     docs, out = tmp_path / "kb", tmp_path / "out"
     docs.mkdir()

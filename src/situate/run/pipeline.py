@@ -1,6 +1,6 @@
 """The pipeline: documents -> chunks -> contexts -> indexes -> ranked lists -> fused -> reranked -> scores.
 
-Stages arrive as plain objects (built from Hydra configs by ``situate.app``); the pipeline knows
+Stages arrive as plain objects (built from Hydra configs by ``situate.run.app``); the pipeline knows
 nothing of Hydra or MLflow. Indexes and embeddings are cached under ``cache_dir`` by content hash.
 """
 
@@ -23,9 +23,9 @@ from situate.contexts.base import Contextualizer
 from situate.datasets.base import DatasetLoader
 from situate.dense.base import DenseIndex
 from situate.embedding.base import CachedEmbeddings, Embedder
+from situate.embedding.truncation import TokenWindow, Truncation, measure, warnings
 from situate.errors import SituateError
 from situate.evaluation.evaluate import Evaluation, Evaluator
-from situate.execution import Execution, LocalExecution
 from situate.fusion.base import Fusion
 from situate.money.costs import (
     CONFIG,
@@ -42,7 +42,8 @@ from situate.progress import progress_bar
 from situate.rankings import Rankings
 from situate.records import Chunk, Context, Corpus
 from situate.reranking.base import CachedReranker, Reranker
-from situate.searcher import STAGE_DEPTH, Searcher, StageLists, timed_alone
+from situate.run.execution import Execution, LocalExecution
+from situate.run.searcher import STAGE_DEPTH, Searcher, StageLists, timed_alone
 from situate.sparse.base import SparseEngine
 from situate.stores.base import Stores
 from situate.stores.faults import ensure_space
@@ -50,7 +51,6 @@ from situate.stores.files import DirectoryCache
 from situate.stores.keys import content_hash, texts_hash
 from situate.stores.locks import exclusive
 from situate.stores.sqlite import SqliteStores
-from situate.truncation import TokenWindow, Truncation, measure, warnings
 
 log = logging.getLogger(__name__)
 # an embedder whose identity does not say its vectors' size: assume a large one (OpenAI's)
@@ -136,7 +136,7 @@ class Pipeline:
         stores: Stores | None = None,
     ):
         self.dataset, self.chunker, self.context = dataset, chunker, context
-        # where contexts and document embeddings are computed (situate.execution)
+        # where contexts and document embeddings are computed (situate.run.execution)
         self.execution = execution or LocalExecution()
         self.embedder, self.dense, self.sparse = embedder, dense, sparse
         self.fusion, self.reranker, self.evaluator = fusion, reranker, evaluator

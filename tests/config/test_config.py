@@ -13,13 +13,13 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from conftest import options
-from situate.config import compose
+from situate.config.compose import compose
+from situate.config.stages import GROUPS
 from situate.embedding.base import Embedder
 from situate.money.billing import Unbilled
 from situate.money.pricing import load_price_book
-from situate.stages import GROUPS
 
-# Groups whose options are objects (`_target_`), from the table of groups (situate/stages.py):
+# Groups whose options are objects (`_target_`), from the table of groups (situate/config/stages.py):
 # not presets that set other groups (@package _global_), machine-local settings or plain data.
 STAGE_GROUPS = sorted(g.name for g in GROUPS if g.built)
 # Options whose data path is mandatory (`???`) get a placeholder; loaders read files only in load().

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from situate import saved_index
-from situate.app import build_pipeline
-from situate.config import compose
+from situate.config.compose import compose
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.errors import SituateError
+from situate.run import saved_index
+from situate.run.app import build_pipeline
 
 KEY = "emulator-key-test-saved-index"
 

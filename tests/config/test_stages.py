@@ -1,4 +1,4 @@
-"""The one table of config groups (situate/stages.py): it names every folder of conf/, and what
+"""The one table of config groups (situate/config/stages.py): it names every folder of conf/, and what
 the run, the saved index, the results table and the help read of it is what they read before."""
 
 from __future__ import annotations
@@ -7,9 +7,8 @@ import re
 import subprocess
 import sys
 
-from situate.config import CONF_DIR
-from situate.embedding.base import Embedder
-from situate.stages import (
+from situate.config.compose import CONF_DIR
+from situate.config.stages import (
     BY_NAME,
     CHOICE_GROUPS,
     COMMAND_GROUPS,
@@ -18,6 +17,7 @@ from situate.stages import (
     LLM_GROUPS,
     PIPELINE_STAGES,
 )
+from situate.embedding.base import Embedder
 
 
 def test_every_conf_folder_is_a_row_and_every_row_a_folder():
@@ -38,7 +38,7 @@ def test_the_groups_each_reader_takes():
 
 def test_a_protocol_is_imported_only_when_asked():
     assert BY_NAME["embedder"].protocol_class() is Embedder
-    code = "import sys, situate.stages; assert 'situate.embedding.base' not in sys.modules"
+    code = "import sys, situate.config.stages; assert 'situate.embedding.base' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 

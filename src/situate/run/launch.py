@@ -22,12 +22,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from situate.config import CONF_DIR
+from situate.config.compose import CONF_DIR
 
 log = logging.getLogger(__name__)
 
 CONFIG_NAME = "config"
-TASK_NAME = "app"  # Hydra's name for a job of ``situate.app`` (its log file is app.log)
+TASK_NAME = "app"  # Hydra's name for a job of ``situate.run.app`` (its log file is app.log)
 BASIC_SWEEPERS = (
     "hydra._internal.core_plugins.basic_sweeper.BasicSweeper",
     "hydra_plugins.situate_sweeper.CheckedBasicSweeper",
@@ -77,7 +77,7 @@ def plan(args: list[str]) -> Plan | None:
 
 
 def _main_hydra():
-    """Hydra as ``hydra.main`` sets it up for ``situate.app`` (search path, job name)."""
+    """Hydra as ``hydra.main`` sets it up for ``situate.run.app`` (search path, job name)."""
     from hydra._internal.hydra import Hydra
     from hydra._internal.utils import create_config_search_path
     from hydra.core.global_hydra import GlobalHydra
@@ -91,7 +91,7 @@ def _compose(hydra, overrides: list[str], run_mode, validate: bool = True):
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from situate.config import config_error
+    from situate.config.compose import config_error
 
     try:
         return hydra.compose_config(
@@ -117,7 +117,7 @@ def _plan(hydra, overrides: list[str], multirun_flag: bool) -> Plan | None:
     from hydra.types import RunMode
     from omegaconf import OmegaConf
 
-    from situate.config import config_error
+    from situate.config.compose import config_error
 
     try:
         parsed = OverridesParser.create(config_loader=hydra.config_loader).parse_overrides(

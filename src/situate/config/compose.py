@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+CONF_DIR = Path(__file__).resolve().parents[3] / "conf"
 
 
 def check_overrides(overrides: list[str], conf_dir: Path = CONF_DIR) -> None:
@@ -46,7 +46,7 @@ def compose(overrides: list[str], with_hydra: bool = False, uses=(), mandatory: 
 
     ``uses``: the config groups the verb builds (or a function of the composed config that says
     them, e.g. ``preflight.stages_of_run``); their options' ``preflight`` checks run here, before
-    any document is parsed or model loaded (:mod:`situate.preflight`). ``mandatory=False``: a
+    any document is parsed or model loaded (:mod:`situate.config.preflight`). ``mandatory=False``: a
     verb that builds no stage (the report reads a study) does not need a run's ``???`` values
     (``experiment=own_documents`` leaves ``dataset.path`` to the command line)."""
     check_overrides(overrides)
@@ -73,14 +73,14 @@ def check_composed(cfg, parsed, uses=(), mandatory: bool = True) -> None:
     """What :func:`compose` checks of a composed config (with its ``hydra`` node): every mandatory
     value set (``mandatory``), each ``group.name=value`` of ``parsed`` (Hydra's parsed overrides)
     of the type its stage takes, and the ``preflight`` checks of the groups ``uses`` names."""
-    from situate.config_checks import check_mandatory_values, check_value_types
+    from situate.config.checks import check_mandatory_values, check_value_types
 
     if mandatory:
         check_mandatory_values(cfg, cfg.hydra.runtime.choices)
     check_value_types(cfg, parsed)
     groups = uses(cfg) if callable(uses) else uses
     if groups:
-        from situate.preflight import check_stages
+        from situate.config.preflight import check_stages
 
         check_stages(cfg, groups)
 
@@ -190,6 +190,8 @@ MOVED_TARGETS = {
     "situate.tracking.summary.ResultsTable": "situate.study.results_table.ResultsTable",
     "situate.store.SqliteStores": "situate.stores.sqlite.SqliteStores",
     "situate.pgstore.PostgresStores": "situate.postgres.store.PostgresStores",
+    "situate.execution.LocalExecution": "situate.run.execution.LocalExecution",
+    "situate.execution.RayExecution": "situate.run.execution.RayExecution",
 }
 
 
