@@ -13,19 +13,16 @@ import pytest
 
 from situate.datasets.generated import GeneratedQuestion, Passage, Provenance, read_questions
 from situate.errors import SituateError
-from situate.questions.difficulty import (
-    Difficulty,
-    DifficultyMeter,
-    DifficultyTarget,
+from situate.questions.difficulty.matching import (
     bin_distance,
     bin_edges,
     bin_of,
-    content_words,
-    describe,
     match_bins,
     matched_size,
-    target_set,
 )
+from situate.questions.difficulty.measures import Difficulty, DifficultyMeter, content_words
+from situate.questions.difficulty.report import describe
+from situate.questions.difficulty.selection import DifficultyTarget, target_set
 from situate.records import Document, Span
 
 DOCS = [
@@ -160,7 +157,7 @@ def test_title_gain_is_how_far_the_documents_title_lifts_the_gold_by_hand():
 
 
 def test_title_gain_is_measured_where_match_on_names_it(tmp_path: Path):
-    from situate.questions.difficulty import build
+    from situate.questions.difficulty.selection import build
 
     sample = tmp_path / "qa.json"
     sample.write_text(json.dumps([{"q": "Which zebra?", "gold": ["zebra zebra zebra lion"]}]))

@@ -11,7 +11,8 @@ import pytest
 
 from situate.datasets.generated import GeneratedQuestion, Passage, Provenance, read_questions
 from situate.errors import SituateError
-from situate.questions.difficulty import DifficultyMeter, build, content_words, shifted_share
+from situate.questions.difficulty.measures import DifficultyMeter, content_words, shifted_share
+from situate.questions.difficulty.selection import build
 from situate.questions.word_forms import (
     form_shift,
     other_number,

@@ -44,7 +44,7 @@ def prepare(overrides: list[str], paying: bool = True):
     ``paying`` (not an estimate): the generator's key is checked before the corpus is read."""
     from situate.config.compose import compose, instantiate_stage
     from situate.config.preflight import with_its_llm
-    from situate.questions.difficulty import oversample
+    from situate.questions.difficulty.selection import oversample
     from situate.questions.generate import build_requests
 
     groups = ("dataset", "question_generator")
@@ -79,7 +79,7 @@ def main(verb: str, args: list[str]) -> int:
 
     cfg, corpus, generator, requests = prepare(ns.overrides)
     q = cfg.questions
-    from situate.questions.difficulty import build as build_difficulty
+    from situate.questions.difficulty.selection import build as build_difficulty
 
     embedder = instantiate_stage(cfg, "embedder")
     filters = build_filters(q.filters, embedder=embedder, llm=instantiate_stage(cfg, "llm"))
@@ -131,13 +131,9 @@ def print_difficulty(result, path: Path, target: int | None = None, windows: str
     from rich.table import Table
 
     from situate.console import console
-    from situate.questions.difficulty import (
-        bin_distance,
-        comparison_rows,
-        describe,
-        difficulty_of,
-        markdown_report,
-    )
+    from situate.questions.difficulty.matching import bin_distance
+    from situate.questions.difficulty.measures import difficulty_of
+    from situate.questions.difficulty.report import comparison_rows, describe, markdown_report
 
     measured = [(q, d) for q in result.questions if (d := difficulty_of(q)) is not None]
     columns = {

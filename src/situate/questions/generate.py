@@ -34,7 +34,8 @@ from situate.questions.prompts import STRATEGIES, document_language, language_co
 from situate.records import Document, Span
 
 if TYPE_CHECKING:
-    from situate.questions.difficulty import DifficultyMeter, DifficultyTarget, Selection
+    from situate.questions.difficulty.measures import DifficultyMeter
+    from situate.questions.difficulty.selection import DifficultyTarget, Selection
 
 UNRESOLVABLE = "unresolvable_quote"
 NO_QUESTION = "no_question"
@@ -174,8 +175,8 @@ def generate(
     """Steps 3-5 of the module docstring for ``requests`` (:func:`build_requests`); ``filters``
     as built by :func:`situate.questions.filters.build_filters`. ``meter`` measures each
     candidate's difficulty; an active ``target`` then keeps at most ``keep`` of the filtered."""
-    from situate.questions.difficulty import NAME as DIFFICULTY
-    from situate.questions.difficulty import with_difficulty
+    from situate.questions.difficulty.measures import with_difficulty
+    from situate.questions.difficulty.selection import NAME as DIFFICULTY
     from situate.questions.filters import apply_filters
     from situate.questions.word_forms import vary
 

@@ -229,8 +229,8 @@ def vary(
     form-shifted word: those that already hold one count; the others that can change are varied
     in the order of a hash of their ids, so the same ones are at any target. ``shifted(question,
     gold)`` tells whether a wording holds a form-shifted word against its gold passage
-    (:meth:`situate.questions.difficulty.DifficultyMeter.form_shifted`). A varied question keeps
-    its first wording in ``unvaried_q``."""
+    (:meth:`situate.questions.difficulty.measures.DifficultyMeter.form_shifted`). A varied
+    question keeps its first wording in ``unvaried_q``."""
     english = [q for q in questions if q.status == "kept" and q.gold and q.language == "en"]
     already = {q.id for q in english if shifted(q.q, q.gold)}
     wanted = round(share * len(english)) - len(already)
