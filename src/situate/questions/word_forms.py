@@ -7,7 +7,7 @@ content word that is not in its passage while its stem is ("responses" asked as 
 each such question. A rule that copies its passage's forms writes none, so BM25 without a stemmer
 (``sparse=bm25s``) finds its questions more easily than Lucene's Porter-stemmed BM25
 (``sparse=pyserini``) does: a set matched to people's difficulty ranked bm25s up to 8 points above
-Lucene where people's questions put them within -1..+2 (docs/questions.md).
+Lucene where people's questions put them within -1..+2 (docs/research/word-forms.md).
 
 - :func:`form_shift`: the share of a question's content words (as the difficulty measures count
   them) that are not in the passage while their stem is (the Snowball English stemmer of
