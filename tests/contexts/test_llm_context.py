@@ -9,7 +9,7 @@ import pytest
 from situate.contexts.llm import LLMContext
 from situate.contexts.prompts import PromptVariant
 from situate.emulators.anthropic_api import AnthropicEmulator
-from situate.emulators.server import Faults
+from situate.emulators.fault_injection import Faults
 from situate.errors import SituateError
 from situate.llm.anthropic_provider import AnthropicProvider
 from situate.money.costs import usage_metrics

@@ -10,7 +10,7 @@ from test_llm_context import KEY, PROMPT, corpus, provider
 
 from situate.contexts.llm import LLMContext
 from situate.emulators.anthropic_api import AnthropicEmulator
-from situate.emulators.server import Faults
+from situate.emulators.fault_injection import Faults
 from situate.errors import SituateError
 from situate.money.costs import context_costs
 from situate.money.pricing import load_price_book

@@ -12,8 +12,8 @@ import openai
 import pytest
 
 from situate.embedding.openai_embedder import OpenAIEmbedder
+from situate.emulators.fault_injection import Faults
 from situate.emulators.openai_api import OpenAIEmulator, decode_base64_embedding
-from situate.emulators.server import Faults
 from situate.errors import SituateError
 
 KEY = "sk-test-4f9a1c2b7e3d5f60"

@@ -13,8 +13,9 @@ import urllib.request
 import anthropic
 import pytest
 
-from situate.emulators.anthropic_api import AnthropicEmulator, min_cacheable_tokens
-from situate.emulators.server import Faults
+from situate.emulators.anthropic_api import AnthropicEmulator
+from situate.emulators.anthropic_cache import min_cacheable_tokens
+from situate.emulators.fault_injection import Faults
 from situate.emulators.textmodel import approx_tokens
 from situate.errors import SituateError
 from situate.llm.anthropic_provider import AnthropicProvider
@@ -517,13 +518,15 @@ def test_cli_takes_a_providers_timing_and_refuses_it_where_an_emulator_has_none(
     args = parse(["anthropic", "--ttft", "0.4", "--output-tokens-per-second", "150",
                   "--rpm", "50", "--tpm", "40000"])  # fmt: skip
     server = build("anthropic", Faults(), args.ttft, "127.0.0.1", 0, **timing_options(args))
-    assert (server.ttft, server.output_tokens_per_second, server.rpm, server.tpm) == (
+    limits = server.rate_buckets
+    assert (server.ttft, server.output_tokens_per_second, limits.rpm, limits.tpm) == (
         0.4, 150.0, 50, 40000,
     )  # fmt: skip
     plain = build(
         "anthropic", Faults(), 0.2, "127.0.0.1", 0, **timing_options(parse(["anthropic"]))
     )
-    assert (plain.output_tokens_per_second, plain.rpm, plain.tpm) == (None, None, None)
+    limits = plain.rate_buckets
+    assert (plain.output_tokens_per_second, limits.rpm, limits.tpm) == (None, None, None)
     assert main(["openai", "--rpm", "5"]) == 2
     assert capsys.readouterr().err == (
         "situate emulate: --rpm is not an option of OpenAIChatEmulator\n"

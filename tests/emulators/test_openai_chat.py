@@ -8,8 +8,8 @@ import openai
 import pytest
 
 from situate.commands.emulate import usage_line
+from situate.emulators.fault_injection import Faults
 from situate.emulators.openai_chat import OpenAIChatEmulator, PrefixCache
-from situate.emulators.server import Faults
 from situate.errors import SituateError
 from situate.llm.openai_provider import OpenAIChatProvider
 from situate.paid.llm import LLMRequest

@@ -9,14 +9,10 @@ from collections import Counter
 
 import pytest
 
-from situate.emulators.server import (
-    FAULT_KINDS,
-    REDACTED,
-    EmulatorServer,
-    Faults,
-    Request,
-    json_response,
-)
+from situate.emulators.fault_injection import FAULT_KINDS, Faults
+from situate.emulators.request_log import REDACTED
+from situate.emulators.server import EmulatorServer
+from situate.emulators.wire import Request, json_response
 
 
 def echo(req: Request):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from situate.emulators.anthropic_api import AnthropicEmulator
-from situate.emulators.server import Faults
+from situate.emulators.fault_injection import Faults
 from situate.emulators.textmodel import approx_tokens, grading_answer
 from situate.errors import SituateError
 from situate.evaluation.judged import judged_scores

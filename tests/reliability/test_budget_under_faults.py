@@ -8,7 +8,7 @@ from reliability_support import KEY, MODEL, context, corpus
 
 from situate.contexts.llm import LLMContext
 from situate.emulators.anthropic_api import AnthropicEmulator
-from situate.emulators.server import Faults
+from situate.emulators.fault_injection import Faults
 from situate.errors import SituateError
 from situate.money.pricing import load_price_book
 from situate.records import Usage

@@ -13,8 +13,9 @@ import openai
 import pytest
 
 from situate.emulators.anthropic_api import AnthropicEmulator
+from situate.emulators.fault_injection import FAULT_KINDS, Faults
 from situate.emulators.openai_api import OpenAIEmulator
-from situate.emulators.server import FAULT_KINDS, STATS_PATH, Faults, body_hash
+from situate.emulators.request_log import STATS_PATH, body_hash
 
 KEY = "sk-ant-stats"
 

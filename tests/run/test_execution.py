@@ -17,8 +17,8 @@ from conftest import run_cli
 from situate.config.compose import compose
 from situate.contexts.none import NoContext
 from situate.emulators.anthropic_api import AnthropicEmulator
+from situate.emulators.fault_injection import Faults
 from situate.emulators.openai_api import OpenAIEmulator
-from situate.emulators.server import Faults
 from situate.errors import SituateError
 from situate.paid.llm import LLMResponse
 from situate.records import Chunk, Corpus, Document, Usage

@@ -5,7 +5,7 @@ Prints one line with the config override and the key to export, e.g.::
     llm.base_url=http://127.0.0.1:8765  export ANTHROPIC_API_KEY=sk-ant-emulator
 
 ``GET <url>/_emulator/stats`` answers the emulator's request counts (see
-:mod:`situate.emulators.server`); SIGTERM or Ctrl-C stops it.
+:mod:`situate.emulators.request_log`); SIGTERM or Ctrl-C stops it.
 """
 
 from __future__ import annotations
@@ -15,12 +15,8 @@ import signal
 import sys
 import threading
 
-from situate.emulators.server import (
-    ALL_FAULT_KINDS,
-    EmulatorServer,
-    Faults,
-    check_loopback,
-)
+from situate.emulators.fault_injection import ALL_FAULT_KINDS, Faults
+from situate.emulators.server import EmulatorServer, check_loopback
 
 DEFAULT_FAULTS = "429_retry_after,529,500,reset"  # 529 is Anthropic's "overloaded" only
 # a provider's timing beyond the time to first token (the Anthropic emulator's options)

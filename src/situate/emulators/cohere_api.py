@@ -31,7 +31,8 @@ import uuid
 
 import numpy as np
 
-from situate.emulators.server import EmulatorServer, Faults, Request, Response, json_response
+from situate.emulators.fault_injection import Faults
+from situate.emulators.server import EmulatorServer
 from situate.emulators.textmodel import (
     approx_tokens,
     hashed_vector,
@@ -39,6 +40,7 @@ from situate.emulators.textmodel import (
     truncate_normalize,
     truncate_tokens,
 )
+from situate.emulators.wire import Request, Response, json_response
 
 # model -> (dimension, max tokens per text, input_type required, allowed output_dimension)
 EMBED_MODELS: dict[str, tuple[int, int, bool, tuple[int, ...]]] = {

@@ -29,15 +29,11 @@ import time
 
 import numpy as np
 
-from situate.emulators.server import (
-    EmulatorServer,
-    Faults,
-    Request,
-    Response,
-    body_hash,
-    json_response,
-)
+from situate.emulators.fault_injection import Faults
+from situate.emulators.request_log import body_hash
+from situate.emulators.server import EmulatorServer
 from situate.emulators.textmodel import hashed_vector, truncate_normalize
+from situate.emulators.wire import Request, Response, json_response
 from situate.providers.openai import embedding_tokenizer
 
 # model -> (native dimension, accepts `dimensions`, model name echoed in the response)
@@ -73,7 +69,7 @@ class OpenAIEmulator(EmulatorServer):
     api_key : str or list of str
         Keys that authenticate.
     faults : Faults or None
-        Random fault injection (see :mod:`situate.emulators.server`).
+        Random fault injection (see :mod:`situate.emulators.fault_injection`).
     max_inputs, max_tokens_per_input, max_tokens_per_request : int
         The endpoint's limits (defaults: the real ones).
     latency : float

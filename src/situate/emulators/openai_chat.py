@@ -46,14 +46,16 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from situate.emulators.fault_injection import Faults
 from situate.emulators.openai_api import EMBEDDING_MODELS, OpenAIEmulator
-from situate.emulators.server import Faults, Request, Response, check_loopback, json_response
+from situate.emulators.server import check_loopback
 from situate.emulators.textmodel import (
     approx_tokens,
     question_answer,
     situating_answer,
     truncate_tokens,
 )
+from situate.emulators.wire import Request, Response, json_response
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 MIN_CACHED_TOKENS = 1024
