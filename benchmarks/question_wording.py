@@ -31,10 +31,10 @@ from collections import Counter
 from common import OUT, write_json
 from synthetic_vs_human import COVID
 
-from situate.questions.extractive import ENGLISH_STOP_WORDS
+from situate.words.stopwords import ENGLISH
 
 WORD = re.compile(r"[^\W\d_][\w-]*", re.U)
-STOP = ENGLISH_STOP_WORDS | {"use", "used"}  # the rule's stop words, and two verbs of method
+STOP = ENGLISH | {"use", "used"}  # the rule's stop words, and two verbs of method
 BANDS = ("sentence", "within_75", "within_150", "paper", "nowhere")
 SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?](?!\S)|\n|$)")
 

@@ -8,7 +8,7 @@ from situate.datasets.generated import Passage
 from situate.errors import SituateError
 from situate.questions.base import GenerationRequest
 from situate.questions.extractive import ExtractiveGenerator
-from situate.questions.question_rules import copied_run
+from situate.questions.wording.tokens import copied_run
 from situate.records import Document
 
 TITLE = "Seasonal Influenza Surveillance in Northern Europe"

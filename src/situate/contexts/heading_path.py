@@ -15,70 +15,12 @@ from collections.abc import Sequence
 
 from situate.contexts.base import RuleContext
 from situate.records import Chunk, Context, Corpus
+from situate.words.stopwords import ENGLISH
 
 _TOKEN = re.compile(r"(?u)\b[^\W\d_][\w]{2,}\b")
-# A short English stop list: the TF-IDF terms should name the section's subject, not its grammar.
-_STOP = frozenset(
-    [
-        "the",
-        "and",
-        "for",
-        "are",
-        "but",
-        "not",
-        "you",
-        "all",
-        "any",
-        "can",
-        "had",
-        "her",
-        "was",
-        "one",
-        "our",
-        "out",
-        "has",
-        "have",
-        "this",
-        "that",
-        "with",
-        "from",
-        "they",
-        "will",
-        "would",
-        "there",
-        "their",
-        "what",
-        "about",
-        "which",
-        "when",
-        "your",
-        "into",
-        "more",
-        "other",
-        "than",
-        "then",
-        "them",
-        "these",
-        "some",
-        "such",
-        "only",
-        "also",
-        "its",
-        "may",
-        "been",
-        "were",
-        "should",
-        "could",
-        "each",
-        "how",
-        "who",
-        "does",
-        "did",
-        "use",
-        "used",
-        "using",
-    ]
-)
+# The English stop words and the verbs of method sections: the TF-IDF terms should name the
+# section's subject, not its grammar
+_STOP = ENGLISH | {"out", "use", "used", "using"}
 
 
 def path_below_title(title: str, heading_path: tuple[str, ...]) -> tuple[str, ...]:

@@ -63,7 +63,7 @@ The rule, for one request:
    Table 1", "were washed"), no active verb of reporting ("Brain MRI showed ...") and no "be" +
    a bare noun ("... is HIV infection"); worded with its whole qualifier, then its first
    prepositional phrase, then none, copying at most ``max_copied`` + 2 consecutive words
-   (:func:`situate.questions.question_rules.subject_answer`). Spanish inverts the verb after
+   (:func:`situate.questions.wording.subjects.subject_answer`). Spanish inverts the verb after
    the question word ("¿A los cuántos días caducan las
    claves?"). ``context_dependent`` names the document where the passage does not: "In
    <document title>, ...?" ("En ...,"), the title (the title rule of
@@ -85,7 +85,7 @@ The rule, for one request:
    the question of step 4, unchanged. Answer and quote are step 4's.
 6. **Vaguer wordings** (``variants`` > 1). A sentence is worded again, less specifically, as a
    person who does not know the passage's terms asks
-   (:func:`situate.questions.question_rules.wh_questions`): without the qualifier, with the
+   (:func:`situate.questions.wording.wh_questions.wh_questions`): without the qualifier, with the
    subject up to a preposition, with the subject's adjectives left out ("How long was the
    incubation period?" of "The median incubation period ... was 5.2 days"), and, with the
    passage wording, without the topic; at most ``variants`` wordings a sentence, each a whole
@@ -115,30 +115,18 @@ from situate.errors import SituateError
 from situate.questions.base import GenerationRequest, Proposal
 from situate.questions.pos import tagger
 from situate.questions.prompts import document_language, language_scores
-from situate.questions.question_rules import Answer, copied_run, subject_answer, wh_questions, widen
 from situate.questions.topics import neighbourhood_topic
+from situate.questions.wording.spans import Answer, widen
+from situate.questions.wording.subjects import subject_answer
+from situate.questions.wording.tokens import copied_run
+from situate.questions.wording.wh_questions import wh_questions
+from situate.words.stopwords import ENGLISH, SPANISH
 
 NAME = "extractive"
 STRATEGIES = ("factual", "context_dependent")
 WORDINGS = ("sentence", "passage")
 
-_ENGLISH_STOP = (
-    "the a an and or but of in on at to for from by with without as is are was were be been "
-    "being has have had do does did this that these those it its they them their there here "
-    "which who whom whose what when where why how not no than then so such can could may "
-    "might must shall should will would also into over under between after before during "
-    "about above below both each few more most other some any all only own same very our we "
-    "you your he she his her one two while"
-)
-_SPANISH_STOP = (
-    "el la los las un una unos unas y o pero de del en a al por para con sin como es son era "
-    "eran ser sido fue fueron ha han había este esta estos estas ese esa esos esas eso esto "
-    "lo le les se su sus que quien cual cuando donde porque no ni más menos muy también entre "
-    "sobre tras durante antes después todo todos toda todas otro otra otros otras mismo cada "
-    "si ya hay nos usted ustedes"
-)
-_STOP = {"en": frozenset(_ENGLISH_STOP.split()), "es": frozenset(_SPANISH_STOP.split())}
-ENGLISH_STOP_WORDS = _STOP["en"]  # what the rule counts as no content word in English
+_STOP = {"en": ENGLISH, "es": SPANISH}  # what the rule counts as no content word
 # how a question is opened, and how it names its document
 _OPEN = {"en": "", "es": "¿"}
 _IN_DOCUMENT = {"en": "In {title}, ", "es": "En {title}, "}

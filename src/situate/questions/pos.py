@@ -1,4 +1,4 @@
-"""English part-of-speech tags for the question rule (:mod:`situate.questions.question_rules`).
+"""English part-of-speech tags for the question rule (:mod:`situate.questions.wording`).
 
 A rule that turns a sentence around its verb must know which word is the verb; a closed list
 and an ``-ed`` test take "the proteins **separated** by SDS-PAGE were visualized" and "lung

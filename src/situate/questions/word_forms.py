@@ -44,7 +44,7 @@ from functools import lru_cache
 
 from situate.datasets.generated import GeneratedQuestion
 from situate.questions.filters import words
-from situate.questions.question_rules import Token, tokens
+from situate.questions.wording.tokens import Token, tokens
 from situate.records import Span
 
 NOUNS = frozenset(["NN", "NNS"])

@@ -24,24 +24,14 @@ from situate.questions.passages import windows
 from situate.questions.word_forms import form_shift, shifted_words
 from situate.records import Corpus, Document, Span
 from situate.sparse.bm25s_engine import Bm25sEngine
+from situate.words.stopwords import ENGLISH, SPANISH, without_accents
 
 MEASURES = ("overlap", "overlap_idf", "lexical_rank", "dense_rank", "title_gain")
 BASELINES = ("bm25", "dense")
 SCORED_AT_ONCE = 256  # questions scored against every window at a time (bounds the memory)
 
-_STOP = """
-    the a an and or but of in on at to for from by with without as is are was were be been being
-    has have had do does did this that these those it its they them their there here which who
-    whom whose what when where why how not no than then so such can could may might must shall
-    should will would also into over under between after before during about above below both
-    each few more most other some any all only own same very our we you your he she his her one
-    while if i me my us per via
-    el la los las un una unos unas y o pero de del en a al por para con sin como es son era eran
-    ser sido fue fueron ha han habia este esta estos estas ese esa esos esas eso esto lo le les se
-    su sus que quien cual cuales cuando donde porque no ni mas menos muy tambien entre sobre tras
-    durante antes despues todo todos toda todas otro otra otros otras mismo cada si ya hay nos
-"""
-STOP_WORDS = frozenset(_STOP.split())
+# both languages at once, as the filters' accent-free word tokens write them
+STOP_WORDS = ENGLISH | without_accents(SPANISH)
 
 
 def content_words(text: str) -> list[str]:

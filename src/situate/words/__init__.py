@@ -1,0 +1,1 @@
+"""Word lists every layer may use: the stop words of each language (:mod:`.stopwords`)."""
