@@ -7,7 +7,7 @@ Same texts (plain cookbook chunks, spread over the whole set), same model folder
 
 * raw: ``SentenceTransformer.encode(texts, batch_size=32, normalize_embeddings=True)``;
 * pipeline: ``CachedEmbeddings(SentenceTransformerEmbedder(...), BlobStore(<fresh file>))``,
-  the object ``Pipeline._dense_index`` embeds through: content hashes, a store lookup, encoding,
+  the object ``SweepCache.dense_index`` embeds through: content hashes, a store lookup, encoding,
   SQLite writes, and the vectors stacked back in order.
 
 The texts go in blocks of ``--block``; each block is encoded both ways back to back (order

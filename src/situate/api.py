@@ -131,7 +131,7 @@ def sweep(overrides: Sequence[str] = (), quiet: bool = True) -> pd.DataFrame:
     :meth:`Result.from_folder`). ``attrs["selection"]`` holds what the results table says about
     the best job (picked on dev, reported on test, with a split); ``attrs["informativeness"]``
     whether its questions can separate the arms (a
-    :class:`~situate.evaluation.informativeness.Informativeness`: ``.warning``, ``.headline``,
+    :class:`~situate.evaluation.informativeness_result.Informativeness`: ``.warning``, ``.headline``,
     ``.paragraph``; on the test questions with a split; None with fewer than two scored jobs);
     ``attrs["sweep_dir"]`` the sweep's folder. ``quiet=False`` prints the CLI's output."""
     from situate.config.compose import check_overrides, compose, first_values

@@ -60,11 +60,11 @@ def test_two_jobs_side_by_side_read_the_folder_once(folder: Path, tmp_path: Path
     the folder's lock (events, not a sleep): without the lock both would read."""
     import threading
 
-    import situate.datasets.folder as folder_module
+    import situate.stores.cached_step as cached_step_module
 
     reads, came = [], threading.Condition()
     arrived = [0]
-    read, lock = DocumentReader.read, folder_module.exclusive
+    read, lock = DocumentReader.read, cached_step_module.exclusive
 
     def counted_lock(*args, **kwargs):
         with came:
@@ -79,7 +79,7 @@ def test_two_jobs_side_by_side_read_the_folder_once(folder: Path, tmp_path: Path
             came.wait_for(lambda: arrived[0] >= 2 or len(reads) >= 2, timeout=120)
         return read(self, root, files)
 
-    monkeypatch.setattr(folder_module, "exclusive", counted_lock)
+    monkeypatch.setattr(cached_step_module, "exclusive", counted_lock)
     monkeypatch.setattr(DocumentReader, "read", read_once_both_came)
     corpora: list = []
     jobs = [

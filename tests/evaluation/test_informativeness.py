@@ -11,15 +11,14 @@ from scipy.stats import chi2, nct, norm, t
 
 from situate.errors import SituateError
 from situate.evaluation.informativeness import (
-    Thresholds,
     detectable_effect_size,
     informativeness,
-    markdown_lines,
     pair_power,
     paired_t_power,
     questions_needed,
     saturation,
 )
+from situate.evaluation.informativeness_result import Thresholds, markdown_lines
 
 
 def power_by_definition(effect_size: float, n: int, alpha: float = 0.05) -> float:

@@ -28,7 +28,8 @@ from situate.paid.llm import LLMResponse
 from situate.rankings import Rankings
 from situate.records import Chunk, Context, Corpus, Document, Question, Span, Usage
 from situate.reranking.none import NoReranker
-from situate.run.pipeline import Pipeline, corpus_digest
+from situate.run.pipeline import Pipeline
+from situate.run.sweep_cache import corpus_digest
 
 PARAGRAPHS = {
     "glaciers": ["Glaciers carve valleys.", "Moraines mark old ice."],
@@ -251,7 +252,7 @@ def test_a_second_run_reads_every_vector_and_index_from_the_cache(
     def no_counting(*args, **kwargs):
         raise AssertionError("index_tokens counted again, not read from the cache")
 
-    monkeypatch.setattr("situate.run.pipeline.token_counter", no_counting)
+    monkeypatch.setattr("situate.money.tokens.token_counter", no_counting)
     second = pipeline(tmp_path, embedder, sparse).run()
     assert second.metrics["index_tokens"] == first.metrics["index_tokens"] > 0
     assert embedder.encoded == [] and second.metrics["texts_embedded"] == 0
@@ -398,13 +399,13 @@ def test_two_jobs_side_by_side_count_the_index_tokens_once(tmp_path: Path, monke
         clock.sleep(0.3)
         return count, name
 
-    monkeypatch.setattr("situate.run.pipeline.token_counter", slow_counter)
+    monkeypatch.setattr("situate.money.tokens.token_counter", slow_counter)
     texts = ["Glaciers carve valleys.", "Harbours shelter boats."]
     found: list[int] = []
     jobs = [
         threading.Thread(
             target=lambda: found.append(
-                pipeline(tmp_path, HandSetEmbedder(), HandSetSparse())._token_count(texts)
+                pipeline(tmp_path, HandSetEmbedder(), HandSetSparse()).shared.local_tokens(texts)
             )
         )
         for _ in range(2)
@@ -455,13 +456,13 @@ def test_the_audit_is_read_back_for_the_same_chunks_contexts_and_documents(
 ) -> None:
     """The faithfulness audit's flags are cached by chunk ids, documents and contexts: a second
     pipeline reads them back; a changed context is audited again."""
-    import situate.run.pipeline
+    import situate.run.sweep_cache
 
     first = pipeline(tmp_path, HandSetEmbedder(), HandSetSparse())
     corpus = FakeDataset().load()
     chunks = first.chunks(corpus)
     contexts = [Context(c.chunk_id, "Glaciers and 1999 Volcanoes.") for c in chunks]
-    flags = first.audited(corpus, chunks, contexts)
+    flags = first.shared.audit(corpus, chunks, contexts)
     # "1999" is in no document: every chunk is flagged for it
     assert [f.chunk_id for f in flags] == [c.chunk_id for c in chunks]
     assert all("1999" in f.unsupported for f in flags)
@@ -469,9 +470,9 @@ def test_the_audit_is_read_back_for_the_same_chunks_contexts_and_documents(
     def no_audit(*args):
         raise AssertionError("audited again, not read from the cache")
 
-    monkeypatch.setattr(situate.run.pipeline, "audit", no_audit)
+    monkeypatch.setattr(situate.run.sweep_cache, "audit", no_audit)
     again = pipeline(tmp_path, HandSetEmbedder(), HandSetSparse())
-    assert again.audited(corpus, chunks, contexts) == flags
+    assert again.shared.audit(corpus, chunks, contexts) == flags
     changed = [*contexts[:-1], Context(chunks[-1].chunk_id, "Ovens.")]
     with pytest.raises(AssertionError, match="audited again"):
-        again.audited(corpus, chunks, changed)
+        again.shared.audit(corpus, chunks, changed)

@@ -121,7 +121,7 @@ def _print(v, md: Path, js: Path) -> None:
     from rich.table import Table
 
     from situate.console import console
-    from situate.evaluation.informativeness import metric_name
+    from situate.evaluation.informativeness_result import metric_name
     from situate.study.validation import GENERATED
 
     name = metric_name(v.metric)

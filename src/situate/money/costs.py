@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 from situate.money.billing import Billed, Calls
 from situate.money.pricing import PriceBook
-from situate.records import Usage
+from situate.money.tokens import local_tokens
+from situate.records import Corpus, Usage
 
 RUN = "run_"
 CONFIG = "config_"
@@ -162,3 +163,50 @@ def billed_rerank(book: PriceBook, billed: Billed) -> float:
     """USD of the searches a reranker reported in ``billed``."""
     searches = billed.search_units
     return book.price(billed.model).rerank_cost(searches) if searches else 0.0
+
+
+def run_costs(
+    book: PriceBook, context: Billed, embedder: Billed, reranker: Billed, index_tokens: int | None
+) -> RunCosts:
+    """USD a run has paid so far, by stage, and what its configuration's contexts cost, from what
+    its stages were billed for; ``index_tokens``: the embedder's tokens billed once its indexes
+    were built (the rest are the queries'), None before (all of them the index's)."""
+    tokens = embedder.tokens
+    index_tokens = tokens if index_tokens is None else index_tokens
+    # an LLM context stopped before writing every context: what they cost is not known yet
+    unknown = context.calls is not None and not context.written
+    return RunCosts(
+        context=context_costs(book, context, context.calls or ()),
+        config_context=None if unknown else context_costs(book, context, context.written),
+        embedding_index=billed_embedding(book, embedder, index_tokens),
+        embedding_query=billed_embedding(book, embedder, tokens - index_tokens),
+        rerank=billed_rerank(book, reranker),
+    )
+
+
+def spent_metrics(
+    context: Billed, costs: RunCosts | None, corpus: Corpus | None = None
+) -> dict[str, float]:
+    """``run_*`` (what a process has paid so far: read after a failure too) and ``config_*``
+    (what the configuration's contexts cost when written, once they all are), from the context's
+    bill ``context`` and the run's ``costs`` (None without a price book); with the ``corpus``,
+    also the cost per million document tokens and per thousand queries."""
+    out: dict[str, float] = {}
+    if context.calls is not None:  # an LLM context: zero calls is news (all from the store)
+        out.update(usage_metrics(RUN, context.calls))
+        if context.unanswered:  # stopped with calls in flight: maybe billed, usage unknown
+            out[f"{RUN}llm_calls_unanswered"] = float(context.unanswered)
+        if context.written:
+            out.update(usage_metrics(CONFIG, context.written))
+    if costs is not None and corpus is not None:
+        out.update(costs.metrics(document_tokens(corpus, costs), len(corpus.questions)))
+    elif costs is not None:
+        out.update(costs.metrics())
+    return out
+
+
+def document_tokens(corpus: Corpus, costs: RunCosts) -> int:
+    """Tokens of the documents of the configuration's LLM contexts (local WordPiece count)."""
+    if costs.config_context is None or not costs.config_context.per_document:
+        return 0
+    return local_tokens([corpus.document(d).text for d in costs.config_context.per_document])

@@ -13,6 +13,7 @@ the API key for exact counts.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable
 
 from situate.errors import SituateError
@@ -71,3 +72,11 @@ def token_counter(
         return [len(e.ids) for e in encodings]
 
     return local, LOCAL_TOKENIZER
+
+
+def local_tokens(texts: list[str]) -> int:
+    """Local WordPiece tokens of ``texts`` in all, each distinct text tokenized once."""
+    count, _ = token_counter(None, "local")
+    times = Counter(texts)
+    distinct = list(times)
+    return sum(n * times[t] for t, n in zip(distinct, count(distinct), strict=True))

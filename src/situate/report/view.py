@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from situate.embedding.truncation import described
-from situate.evaluation.informativeness import (
+from situate.evaluation.informativeness_result import (
     Informativeness,
     metric_name,
     metric_table,

@@ -6,11 +6,8 @@ nothing of Hydra or MLflow. Indexes and embeddings are cached under ``cache_dir`
 
 from __future__ import annotations
 
-import json
 import logging
-import pickle
 import time
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,47 +15,29 @@ from pathlib import Path
 import numpy as np
 
 from situate.chunking.base import Chunker
-from situate.contexts.audit import Flag, audit
+from situate.contexts.audit import Flag
 from situate.contexts.base import Contextualizer
 from situate.datasets.base import DatasetLoader
 from situate.dense.base import DenseIndex
-from situate.embedding.base import CachedEmbeddings, Embedder
-from situate.embedding.truncation import TokenWindow, Truncation, measure, warnings
+from situate.embedding.base import Embedder
+from situate.embedding.truncation import TokenWindow, Truncation, warnings
 from situate.errors import SituateError
 from situate.evaluation.evaluate import Evaluation, Evaluator
-from situate.fusion.base import Fusion
-from situate.money.costs import (
-    CONFIG,
-    RUN,
-    RunCosts,
-    billed_embedding,
-    billed_rerank,
-    context_costs,
-    usage_metrics,
-)
+from situate.fusion.base import RETRIEVERS, Fusion
+from situate.money.costs import RunCosts, run_costs, spent_metrics
 from situate.money.pricing import PriceBook
-from situate.money.tokens import LOCAL_TOKENIZER, token_counter
 from situate.progress import progress_bar
 from situate.rankings import Rankings
 from situate.records import Chunk, Context, Corpus
-from situate.reranking.base import CachedReranker, Reranker
+from situate.reranking.base import Reranker
 from situate.run.execution import Execution, LocalExecution
 from situate.run.searcher import STAGE_DEPTH, Searcher, StageLists, timed_alone
+from situate.run.sweep_cache import SweepCache
 from situate.sparse.base import SparseEngine
 from situate.stores.base import Stores
-from situate.stores.faults import ensure_space
-from situate.stores.files import DirectoryCache
-from situate.stores.keys import content_hash, texts_hash
-from situate.stores.locks import exclusive
 from situate.stores.sqlite import SqliteStores
 
 log = logging.getLogger(__name__)
-# an embedder whose identity does not say its vectors' size: assume a large one (OpenAI's)
-DIMENSIONS_IF_UNSAID = 1536
-# The chunk cache: ``cache/index/chunks/<key>/chunks.pkl``; part of the key, raised when a
-# chunker's output or the stored form changes.
-CHUNKS_FORMAT = 1
-AUDIT_FORMAT = 1  # of the cached audit flags (contexts.audit.Flag): raised when they change
 
 
 # The timers of a run's stages (``RunResult.timings``, ``app.run_job``'s), none inside another
@@ -144,29 +123,10 @@ class Pipeline:
         self._index_tokens: int | None = None  # embedder tokens billed once the indexes were built
         self.loaded: tuple[Corpus, list[Chunk]] | None = None  # once loaded and chunked
         self.truncation: dict[str, Truncation] = {}  # what each index's window cut
-        self.cache = DirectoryCache(Path(cache_dir) / "index")
-        self.locks = Path(cache_dir) / "locks"
+        self.shared = SweepCache(cache_dir)  # what the jobs of a sweep compute once
         stores = stores or SqliteStores()
-        # one commit per request batch: a kill mid-embedding pays again for one batch at most
-        self.embeddings = CachedEmbeddings(
-            embedder,
-            stores.blobs(
-                Path(cache_dir) / "embeddings.sqlite",
-                "embeddings",
-                paid=bool(embedder.identity().get("endpoint")),  # an API's vectors cost money
-            ),
-            batch_size=embedder.batch_size,
-            unverified=unverified_cache,
-        )
-        self.reranker_cached = CachedReranker(
-            reranker,
-            stores.blobs(
-                Path(cache_dir) / "rerank.sqlite",
-                "scores",
-                paid=bool(reranker.identity().get("endpoint")),
-            ),
-            unverified_cache,
-        )
+        self.embeddings = self.shared.embeddings(embedder, stores, unverified_cache)
+        self.reranker_cached = self.shared.reranker(reranker, stores, unverified_cache)
 
     def endpoints(self) -> dict[str, str]:
         """``endpoint.<stage>``: the API endpoint each API-backed stage's answers come from."""
@@ -212,17 +172,7 @@ class Pipeline:
         """The chunker's chunks of ``corpus``, cached by the chunker's identity and the corpus's
         documents (and shipped chunks), so the jobs of a sweep over one corpus and chunker cut
         them once."""
-        key = content_hash("chunks", CHUNKS_FORMAT, self.chunker.identity(), corpus_digest(corpus))
-        path = self.cache.path("chunks", key) / "chunks.pkl"
-        with exclusive(self.locks, f"chunks-{key}"):  # a parallel job cutting the same: wait
-            if path.is_file():
-                log.info("chunks: cached (%s)", key[:12])
-                return pickle.loads(path.read_bytes())
-            chunks = self.chunker.chunk(corpus)
-            with self.cache.writing("chunks", key) as tmp:
-                blob = pickle.dumps(chunks, protocol=pickle.HIGHEST_PROTOCOL)
-                (tmp / "chunks.pkl").write_bytes(blob)
-        return chunks
+        return self.shared.chunks(self.chunker, corpus)
 
     def build_indexes(
         self,
@@ -235,7 +185,10 @@ class Pipeline:
         folders: dict[str, Path] = {}
         if "dense" in needs:
             t = time.perf_counter()
-            folders["dense"] = self._dense_index(self.context.texts(chunks, contexts, "dense"))
+            texts = self.context.texts(chunks, contexts, "dense")
+            folders["dense"] = self.shared.dense_index(
+                self.dense, self.embedder, texts, self._embedded
+            )
             timings["dense_index_seconds"] = time.perf_counter() - t
             t = time.perf_counter()
             self.truncation["dense"] = self.window_cut(
@@ -245,17 +198,12 @@ class Pipeline:
         if "sparse" in needs:
             t = time.perf_counter()
             if self.sparse.separate_context and "sparse" in self.context.apply_to:
-                folders["sparse"] = self._sparse_index(
-                    [c.text for c in chunks], [x.text for x in contexts]
-                )
+                texts, apart = [c.text for c in chunks], [x.text for x in contexts]
             else:
-                folders["sparse"] = self._sparse_index(
-                    self.context.texts(chunks, contexts, "sparse"), None
-                )
+                texts, apart = self.context.texts(chunks, contexts, "sparse"), None
+            folders["sparse"] = self.shared.sparse_index(self.sparse, texts, apart)
             timings["sparse_index_seconds"] = time.perf_counter() - t
-        timings["index_seconds"] = timings.get("dense_index_seconds", 0.0) + timings.get(
-            "sparse_index_seconds", 0.0
-        )
+        timings["index_seconds"] = sum(timings.get(f"{k}_index_seconds", 0.0) for k in RETRIEVERS)
         return folders
 
     def window_cut(
@@ -272,19 +220,9 @@ class Pipeline:
         texts = self.context.texts(chunks, contexts, index)
         joined = [x.text for x in contexts] if index in self.context.apply_to else None
         at = "head" if self.context.placement == "before" else "tail"
-        reserved = window.query_share(list(questions))
-        key = content_hash(
-            "truncation", window.identity(), reserved, texts_hash(texts),
-            joined and texts_hash(joined), at,
-        )  # fmt: skip
-        folder = self.cache.path("truncation", key)
-        with exclusive(self.locks, f"truncation-{key}"):  # a parallel job counting the same: wait
-            if folder.is_dir():
-                found = Truncation.from_json((folder / "counts.json").read_text())
-            else:
-                found = measure(window, texts, joined, at if joined else None, reserved)
-                with self.cache.writing("truncation", key) as tmp:
-                    (tmp / "counts.json").write_text(found.to_json())
+        found = self.shared.truncation(
+            window, texts, joined, at, window.query_share(list(questions))
+        )
         for line in warnings(index, window, found):
             log.warning("%s", line)
         return found
@@ -298,51 +236,15 @@ class Pipeline:
         own tokens: the chunks and the contexts are counted apart (the chunks' count serves
         every context of a sweep; a rule context's few distinct texts count in no time). Each
         count is cached by its texts and the counter (seconds per 20k chunks)."""
+        count = self.shared.local_tokens
         stage = "dense" if "dense" in self.fusion.needs else "sparse"
         joined = stage in self.context.apply_to and any(x.text for x in contexts)
         if not joined:
-            return self._token_count([c.text for c in chunks])
+            return count([c.text for c in chunks])
         separator = self.context.separator
         if separator and not separator.strip():  # whitespace: chunk + context tokens
-            return self._token_count([c.text for c in chunks]) + self._token_count(
-                [x.text for x in contexts]
-            )
-        return self._token_count(self.context.texts(chunks, contexts, stage))
-
-    def _token_count(self, texts: list[str]) -> int:
-        """Local WordPiece tokens of ``texts`` (each distinct text counted once), cached."""
-        folder = self.cache.path(
-            "index_tokens", content_hash("index_tokens", LOCAL_TOKENIZER, texts_hash(texts))
-        )
-        with exclusive(self.locks, folder.name):  # a parallel job counting the same: wait
-            if folder.is_dir():
-                return int((folder / "count").read_text())
-            count, _ = token_counter(None, "local")
-            times = Counter(texts)
-            distinct = list(times)
-            tokens = sum(n * times[t] for t, n in zip(distinct, count(distinct), strict=True))
-            with self.cache.writing("index_tokens", folder.name) as tmp:
-                (tmp / "count").write_text(str(tokens))
-        return tokens
-
-    def audited(self, corpus: Corpus, chunks: list[Chunk], contexts: list[Context]) -> list[Flag]:
-        """The faithfulness audit's flags (:func:`situate.contexts.audit.audit`), cached by what
-        it reads: each chunk's id and document, its context, and the documents' texts (a sweep's
-        jobs over one corpus and context audit once)."""
-        pairs = (
-            p for c, x in zip(chunks, contexts, strict=True) for p in (c.chunk_id, c.doc_id, x.text)
-        )
-        documents = (p for d in corpus.documents for p in (d.doc_id, d.text))
-        key = content_hash("audit", AUDIT_FORMAT, texts_hash(pairs), texts_hash(documents))
-        path = self.cache.path("audit", key) / "flags.pkl"
-        with exclusive(self.locks, f"audit-{key}"):  # a parallel job auditing the same: wait
-            if path.is_file():
-                return pickle.loads(path.read_bytes())
-            flags = audit(corpus, chunks, contexts)
-            with self.cache.writing("audit", key) as tmp:
-                blob = pickle.dumps(flags, protocol=pickle.HIGHEST_PROTOCOL)
-                (tmp / "flags.pkl").write_bytes(blob)
-        return flags
+            return count([c.text for c in chunks]) + count([x.text for x in contexts])
+        return count(self.context.texts(chunks, contexts, stage))
 
     def searcher(
         self, chunks: list[Chunk], contexts: list[Context], stage_depth: int = 0
@@ -398,7 +300,7 @@ class Pipeline:
         timings["index_tokens_seconds"] = time.perf_counter() - t  # the wait for the count
         counts.update({k: v for k, v in corpus.notes.items() if isinstance(v, int)})
         t = time.perf_counter()
-        flags = self.audited(corpus, chunks, contexts)
+        flags = self.shared.audit(corpus, chunks, contexts)  # cached: a sweep audits once
         timings["audit_seconds"] = time.perf_counter() - t
         with_context = sum(1 for x in contexts if x.text)
         if with_context:
@@ -416,20 +318,8 @@ class Pipeline:
         (None without a price book)."""
         if self.price_book is None:
             return None
-        context, embedder = self.context.billed(), self.embedder.billed()
-        tokens = embedder.tokens
-        index_tokens = tokens if self._index_tokens is None else self._index_tokens
-        # an LLM context stopped before writing every context: what they cost is not known yet
-        unknown = context.calls is not None and not context.written
-        return RunCosts(
-            context=context_costs(self.price_book, context, context.calls or ()),
-            config_context=None
-            if unknown
-            else context_costs(self.price_book, context, context.written),
-            embedding_index=billed_embedding(self.price_book, embedder, index_tokens),
-            embedding_query=billed_embedding(self.price_book, embedder, tokens - index_tokens),
-            rerank=billed_rerank(self.price_book, self.reranker.billed()),
-        )
+        billed = self.context.billed(), self.embedder.billed(), self.reranker.billed()
+        return run_costs(self.price_book, *billed, self._index_tokens)
 
     def spent(
         self, corpus: Corpus | None = None, costs: RunCosts | None = None
@@ -439,77 +329,12 @@ class Pipeline:
 
         The stages record their spend as it happens (each LLM call, each billed embedding
         batch), so a run interrupted mid-way still reports the calls it paid for."""
-        out: dict[str, float] = {}
-        billed = self.context.billed()
-        if billed.calls is not None:  # an LLM context: zero calls is news (all from the store)
-            out.update(usage_metrics(RUN, billed.calls))
-            if billed.unanswered:  # stopped with calls in flight: maybe billed, usage unknown
-                out[f"{RUN}llm_calls_unanswered"] = float(billed.unanswered)
-            if billed.written:
-                out.update(usage_metrics(CONFIG, billed.written))
-        costs = costs or self.costs()
-        if costs is not None and corpus is not None:
-            out.update(costs.metrics(self._document_tokens(corpus, costs), len(corpus.questions)))
-        elif costs is not None:
-            out.update(costs.metrics())
-        return out
+        return spent_metrics(self.context.billed(), costs or self.costs(), corpus)
 
-    @staticmethod
-    def _document_tokens(corpus: Corpus, costs: RunCosts) -> int:
-        """Tokens of the documents of the configuration's LLM contexts (local WordPiece count)."""
-        if costs.config_context is None or not costs.config_context.per_document:
-            return 0
-        count, _ = token_counter(None, "local")
-        return sum(count([corpus.document(d).text for d in costs.config_context.per_document]))
-
-    def _dense_index(self, texts: list[str]) -> Path:
-        ident = (self.embedder.identity(), self.dense.identity(), texts_hash(texts))
-        folder = self.cache.path("dense", content_hash("dense", *ident))
-        with exclusive(self.locks, folder.name):  # a parallel job building the same index: wait
-            if folder.is_dir():
-                self.dense.load(folder)
-                log.info("dense index: cached (%s)", folder.name[:12])
-                return folder
-            dims = int(self.embedder.identity().get("dimensions") or DIMENSIONS_IF_UNSAID)
-            ensure_space(  # the vectors twice (the embedding store, the index) and their keys
-                folder.parent,
-                len(texts) * (dims * 4 * 2 + 256),
-                f"the dense index of {len(texts)} texts",
-            )
-            with progress_bar(embedding_label(texts)) as advance:
-                vectors = self.execution.embed(self.embeddings, texts, "document", advance)
-            self.dense.build(np.asarray(vectors, dtype=np.float32))
-            with self.cache.writing("dense", folder.name) as tmp:
-                self.dense.save(tmp)
-        return folder
-
-    def _sparse_index(self, texts: list[str], contexts: list[str] | None) -> Path:
-        ident = (self.sparse.identity(), texts_hash(texts), contexts and texts_hash(contexts))
-        folder = self.cache.path("sparse", content_hash("sparse", *ident))
-        with exclusive(self.locks, folder.name):
-            if folder.is_dir():
-                self.sparse.load(folder)
-                log.info("sparse index: cached (%s)", folder.name[:12])
-                return folder
-            size = sum(len(t) for t in texts) + sum(len(c) for c in contexts or ())
-            ensure_space(folder.parent, 3 * size, f"the sparse index of {len(texts)} texts")
-            self.sparse.build(texts, contexts)
-            with self.cache.writing("sparse", folder.name) as tmp:
-                self.sparse.save(tmp)
-        return folder
-
-
-def corpus_digest(corpus: Corpus) -> str:
-    """sha256 of what a chunker reads of ``corpus``: each document's id and text, and the
-    chunks it ships (ids, offsets, texts, heading paths)."""
-    parts = (p for d in corpus.documents for p in (d.doc_id, d.text))
-    shipped = (
-        json.dumps(
-            [c.chunk_id, c.doc_id, c.index, c.start, c.end, c.text, c.heading_path, c.chunker]
-        )
-        for c in corpus.prechunks or ()
-    )
-    return content_hash(texts_hash(parts), corpus.prechunks is not None and texts_hash(shipped))
+    def _embedded(self, texts: list[str]) -> np.ndarray:
+        """The vectors of the documents' ``texts`` (where ``execution`` embeds them), with a bar."""
+        with progress_bar(embedding_label(texts)) as advance:
+            return self.execution.embed(self.embeddings, texts, "document", advance)
 
 
 def no_questions(path: Path | None, corpus_name: str = "") -> SituateError:

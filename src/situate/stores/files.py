@@ -4,9 +4,9 @@
   (``.<key>-<host>-<pid>-...``), flushed to disk and renamed into place only when complete, so
   a folder under its final name is always whole. A temporary folder left by a killed process is
   never read (its name is not a key) and is deleted by the next build of the same key.
-- :func:`atomic_write_bytes` / :func:`atomic_write_text`: single files (``result.json``) written
-  to a temporary sibling, flushed, then renamed over the target: readers see the old file or the
-  new one, never a prefix.
+- :func:`atomic_file`, :func:`atomic_write_bytes` / :func:`atomic_write_text`: single files
+  (``result.json``, an assembled model) written to a temporary sibling, flushed, then renamed
+  over the target: readers see the old file or the new one, never a prefix.
 """
 
 from __future__ import annotations
@@ -54,24 +54,35 @@ def fsync_tree(folder: Path) -> None:
         fsync_dir(Path(dirpath))
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old content or the new, never a part;
-    a fault of the disk is raised as its one-line :class:`~situate.stores.faults.StorageError`."""
+@contextlib.contextmanager
+def atomic_file(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary sibling of ``path`` to fill; only if the block succeeds is it flushed to
+    disk and renamed over ``path``, so readers see the old file or the new one, never a part (a
+    block that fails, or is interrupted, leaves no temporary file behind)."""
     path = Path(path)
     with guarded(path):
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        with guarded(path):
+            with open(tmp, "rb") as f:
                 os.fsync(f.fileno())
             os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        fsync_dir(path.parent)
+            fsync_dir(path.parent)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old content or the new, never a part;
+    a fault of the disk is raised as its one-line :class:`~situate.stores.faults.StorageError`."""
+    with atomic_file(path) as tmp, guarded(path):
+        tmp.write_bytes(data)
 
 
 def atomic_write_text(path: str | Path, text: str, encoding: str = "utf-8") -> None:

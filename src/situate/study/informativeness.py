@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from situate.evaluation.informativeness import Informativeness, informativeness, metric_name
+from situate.evaluation.informativeness import informativeness
+from situate.evaluation.informativeness_result import Informativeness, metric_name
 from situate.evaluation.splits import DEV, TEST
 from situate.study.collect import RunData
 from situate.study.compare import column_of, metric_names

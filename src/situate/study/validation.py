@@ -41,9 +41,9 @@ from situate.evaluation.agreement import (
     split_half,
     verdict,
 )
-from situate.evaluation.informativeness import (
+from situate.evaluation.informativeness import informativeness
+from situate.evaluation.informativeness_result import (
     Informativeness,
-    informativeness,
     markdown_lines,
     metric_name,
 )
