@@ -260,3 +260,46 @@ def damage(path: Path, offset_fraction: float = 0.5) -> None:
     with open(path, "r+b") as f:
         f.seek(int(n * offset_fraction))
         f.write(b"\x5a" * (n - int(n * offset_fraction)))
+
+
+class BothAtTheLock:
+    """Two jobs of a sweep computing one cached step side by side, made to overlap with events,
+    not a sleep: the first compute (wrapped by :meth:`held`) goes on only once the second job has
+    come to the cached step's lock, or, with the lock removed, is computing too. With the lock the
+    second job then waits and loads: ``computed == 1``; without it both compute."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import situate.stores.cached_step as cached_step_module
+
+        self.came = threading.Condition()
+        self.arrived = 0  # jobs that came to the lock
+        self.computed = 0  # computes started
+        lock = cached_step_module.exclusive
+
+        def counted_lock(*args, **kwargs):
+            with self.came:
+                self.arrived += 1
+                self.came.notify_all()
+            return lock(*args, **kwargs)
+
+        monkeypatch.setattr(cached_step_module, "exclusive", counted_lock)
+
+    def held(self, compute: Callable) -> Callable:
+        def compute_once_both_came(*args, **kwargs):
+            with self.came:
+                self.computed += 1
+                self.came.notify_all()
+                self.came.wait_for(lambda: self.arrived >= 2 or self.computed >= 2, timeout=120)
+            return compute(*args, **kwargs)
+
+        return compute_once_both_came
+
+    def run(self, job: Callable[[], object]) -> list:
+        """``job`` in two threads at once; the two results."""
+        results: list = []
+        threads = [threading.Thread(target=lambda: results.append(job())) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return results

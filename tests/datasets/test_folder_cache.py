@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import BothAtTheLock
 from situate.datasets.folder import FolderLoader
 from situate.parsing.reader import DocumentReader, default_parsers
 from situate.parsing.text import TextParser
@@ -58,54 +59,14 @@ def test_two_jobs_side_by_side_read_the_folder_once(folder: Path, tmp_path: Path
     """Two jobs of a joblib sweep load the same folder at once: the second waits for the first
     and reads the corpus cache. The first job's read goes on only once both jobs have come to
     the folder's lock (events, not a sleep): without the lock both would read."""
-    import threading
-
-    import situate.stores.cached_step as cached_step_module
-
-    reads, came = [], threading.Condition()
-    arrived = [0]
-    read, lock = DocumentReader.read, cached_step_module.exclusive
-
-    def counted_lock(*args, **kwargs):
-        with came:
-            arrived[0] += 1
-            came.notify_all()
-        return lock(*args, **kwargs)
-
-    def read_once_both_came(self, root, files):
-        with came:  # until the other job is at the lock (or, without one, reading too)
-            reads.append(root)
-            came.notify_all()
-            came.wait_for(lambda: arrived[0] >= 2 or len(reads) >= 2, timeout=120)
-        return read(self, root, files)
-
-    monkeypatch.setattr(cached_step_module, "exclusive", counted_lock)
-    monkeypatch.setattr(DocumentReader, "read", read_once_both_came)
-    corpora: list = []
-    jobs = [
-        threading.Thread(target=lambda: corpora.append(loader(folder, tmp_path).load()))
-        for _ in range(2)
-    ]
-    for job in jobs:
-        job.start()
-    for job in jobs:
-        job.join()
-    assert arrived[0] == 2 and len(reads) == 1 and len(corpora) == 2
+    both = BothAtTheLock(monkeypatch)
+    monkeypatch.setattr(DocumentReader, "read", both.held(DocumentReader.read))
+    corpora = both.run(lambda: loader(folder, tmp_path).load())
+    assert both.arrived == 2 and both.computed == 1 and len(corpora) == 2
     assert corpora[0].documents == corpora[1].documents
     assert corpora[0].questions == corpora[1].questions
 
 
-@pytest.mark.parametrize(
-    "change",
-    [
-        "document",
-        "new document",
-        "questions",
-        "sidecar",
-        "loader option",
-        "parser option",
-    ],
-)
 def test_every_input_is_part_of_the_key(
     folder: Path, tmp_path: Path, monkeypatch, change: str
 ) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import BothAtTheLock
 from situate.contexts.base import RuleContext
 from situate.datasets.base import ShipsQuestions
 from situate.dense.flat import FlatIndex
@@ -356,65 +357,25 @@ def test_chunks_are_cut_once_per_corpus_and_chunker(tmp_path: Path, monkeypatch)
 
 def test_two_jobs_side_by_side_cut_the_same_chunks_once(tmp_path: Path, monkeypatch) -> None:
     """Two jobs of a joblib sweep over one corpus and chunker: the second waits for the first's
-    chunks and reads them from the cache (the sleep makes the two overlap without the lock)."""
-    import threading
-    import time as clock
-
-    cut = []
-    chunk = ParagraphChunker.chunk
-
-    def slow_chunk(self, corpus):
-        cut.append(threading.get_ident())
-        clock.sleep(0.3)
-        return chunk(self, corpus)
-
-    monkeypatch.setattr(ParagraphChunker, "chunk", slow_chunk)
-    results: list = []
-    jobs = [
-        threading.Thread(
-            target=lambda: results.append(
-                pipeline(tmp_path, HandSetEmbedder(), HandSetSparse()).chunks(FakeDataset().load())
-            )
-        )
-        for _ in range(2)
-    ]
-    for job in jobs:
-        job.start()
-    for job in jobs:
-        job.join()
-    assert len(cut) == 1 and len(results) == 2 and results[0] == results[1]
+    chunks and reads them from the cache (the first cuts only once both came to the lock)."""
+    both = BothAtTheLock(monkeypatch)
+    monkeypatch.setattr(ParagraphChunker, "chunk", both.held(ParagraphChunker.chunk))
+    results = both.run(
+        lambda: pipeline(tmp_path, HandSetEmbedder(), HandSetSparse()).chunks(FakeDataset().load())
+    )
+    assert both.computed == 1 and len(results) == 2 and results[0] == results[1]
 
 
 def test_two_jobs_side_by_side_count_the_index_tokens_once(tmp_path: Path, monkeypatch) -> None:
     """The chunks' WordPiece count (57 s for 66k chunks) serves every job of a chunking: two jobs
-    side by side count it once (the sleep makes the two overlap without the lock)."""
-    import threading
-    import time as clock
-
-    counted = []
-
-    def slow_counter(*args, **kwargs):
-        count, name = token_counter(*args, **kwargs)
-        counted.append(name)
-        clock.sleep(0.3)
-        return count, name
-
-    monkeypatch.setattr("situate.money.tokens.token_counter", slow_counter)
+    side by side count it once (the first counts only once both came to the lock)."""
+    both = BothAtTheLock(monkeypatch)
+    monkeypatch.setattr("situate.money.tokens.token_counter", both.held(token_counter))
     texts = ["Glaciers carve valleys.", "Harbours shelter boats."]
-    found: list[int] = []
-    jobs = [
-        threading.Thread(
-            target=lambda: found.append(
-                pipeline(tmp_path, HandSetEmbedder(), HandSetSparse()).shared.local_tokens(texts)
-            )
-        )
-        for _ in range(2)
-    ]
-    for job in jobs:
-        job.start()
-    for job in jobs:
-        job.join()
-    assert len(counted) == 1 and len(found) == 2 and found[0] == found[1] > 0
+    found = both.run(
+        lambda: pipeline(tmp_path, HandSetEmbedder(), HandSetSparse()).shared.local_tokens(texts)
+    )
+    assert both.computed == 1 and len(found) == 2 and found[0] == found[1] > 0
 
 
 def test_the_corpus_digest_names_document_ids_texts_and_shipped_chunks() -> None:

@@ -59,7 +59,7 @@ metric does not score, left out of that metric for every arm) and returns plain 
   (16 arms, three generated sets) the most stable metric agreed with the 1,380 human questions
   as well as the one with the most separated pairs or better (tau +0.83 / +0.89 / +0.86 at the
   recommended metric against +0.83 / +0.89 / +0.86), and on their PDF pages it chose the same
-  metric (docs/questions.md);
+  metric (docs/research/recommended-metric.md);
 - **a verdict**: at that metric the set *cannot separate the arms it compares* when it is
   saturated, floored, underpowered or unstable (:class:`Thresholds`); then
   :attr:`Informativeness.warning` is one line for the run log and
