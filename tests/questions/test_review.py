@@ -296,7 +296,7 @@ def test_answerable_without_corpus_judges_by_the_answers_words_and_stores_replie
     llm = CannedLLM(
         {
             "What is the capital of France?": "The capital of France is Paris.",  # 1/1
-            # 600, requests, per, minute: 3 of 4 found (0.75 < 0.8)
+            # 600, requests, minute ("per" names nothing): 2 of 3 found (0.67 < 0.8)
             "How many requests per minute does Pro allow?": "About 60 requests per minute.",
             "What does situate chunk with?": "I don't know",
         }
@@ -308,7 +308,7 @@ def test_answerable_without_corpus_judges_by_the_answers_words_and_stores_replie
         "'The capital of France is Paris.'"
     }
     assert llm.calls == 3
-    assert AnswerableWithoutCorpus(llm, min_recall=0.75, store=store).removals(qs, []).keys() == {
+    assert AnswerableWithoutCorpus(llm, min_recall=0.65, store=store).removals(qs, []).keys() == {
         "g-1",
         "g-2",
     }

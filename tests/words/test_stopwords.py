@@ -17,13 +17,7 @@ HOME = Path("words") / "stopwords.py"
 LIST_WORDS = 30
 # (file, the name a literal is assigned to): a literal that is not a stop-word list although it
 # holds one's words, and why
-NOT_STOP_LISTS = {
-    (Path("questions") / "filters.py", "_FUNCTION_WORDS"): (
-        "the words a question may use and still name nothing: the question words, a choice of "
-        "function words of both languages and the verbs a question asks with ('describe', "
-        "'trata'), tuned for the dangling_reference and underspecified filters"
-    ),
-}
+NOT_STOP_LISTS: dict[tuple[Path, str], str] = {}
 _WORD = re.compile(r"[^\W\d_]+")
 _SPANISH_TOKENS = without_accents(SPANISH)
 

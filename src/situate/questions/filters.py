@@ -42,6 +42,7 @@ from situate.records import Corpus, Document
 from situate.sparse.bm25s_engine import Bm25sEngine
 from situate.stores.keys import content_hash
 from situate.stores.sqlite import BlobStore
+from situate.words.stopwords import ENGLISH, SPANISH, without_accents
 
 log = logging.getLogger("situate")
 FILTERS = (
@@ -105,18 +106,15 @@ _DANGLING = (
 )
 # words that name nothing: question words, function words, pronouns and the verbs a question
 # asks with ("what does it cover?" and "¿qué cubre?" name nothing at all)
-_FUNCTION_WORDS = """
-    what how why when where who whom whose which does do did is are was were be been can could
-    should will would has have had it its this that these they them their those there here the a
-    an of in on at to for from by with about according main purpose cover covers describe
-    describes explain explains say says mention mentions discuss discusses mean means show shows
-    talk talks refer refers contain contains include includes say use used
-    que como por cual cuales cuando donde quien quienes es son fue era esta estan ser se lo la
-    los las el un una unos unas de del al en con sobre segun para su sus eso esto ello trata
-    tratan cubre cubren describe describen explica explican dice dicen menciona mencionan
-    significa significan muestra muestran habla hablan contiene contienen incluye incluyen usa
+# the words a question may use and still name nothing it asks about: the stop words of both
+# languages (accent-free, as `words` writes them) and the verbs and nouns a question asks with
+_ASKS_WITH = """
+    according contain contains contiene contienen cover covers cubre cubren describe describen describes dice
+    dicen discuss discusses explain explains explica explican habla hablan include includes incluye incluyen
+    main mean means menciona mencionan mention mentions muestra muestran purpose refer refers say
+    says show shows significa significan talk talks trata tratan usa use used
 """
-_NAMES_NOTHING = frozenset(_FUNCTION_WORDS.split())
+_NAMES_NOTHING = ENGLISH | without_accents(SPANISH) | frozenset(_ASKS_WITH.split())
 
 
 class DanglingReference:

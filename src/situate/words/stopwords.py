@@ -24,7 +24,7 @@ _SPANISH = """
     eran ser sido fue fueron ha han había este esta estos estas ese esa esos esas eso esto lo le
     les se su sus que quien cual cuales cuando donde porque no ni más menos muy también entre sobre
     tras durante antes después todo todos toda todas otro otra otros otras mismo cada si ya hay nos
-    usted ustedes
+    usted ustedes ello están quiénes según
 """
 ENGLISH = frozenset(_ENGLISH.split())
 SPANISH = frozenset(_SPANISH.split())
