@@ -13,7 +13,7 @@ TESTS = Path(__file__).resolve().parent
 SRC = TESTS.parent / "src" / "situate"
 
 ACROSS_PACKAGES = {"e2e", "reliability"}
-REPOSITORY_CHECKS = {"imports", "stage_reads", "docs_commands", "layout"}
+REPOSITORY_CHECKS = {"imports", "stage_reads", "docs_commands", "layout", "sizes"}
 
 
 def imported_packages(path: Path, seen: frozenset[Path] = frozenset()) -> set[str]:

@@ -78,6 +78,9 @@ class PaidCallsAttribute:
 class LLMContext(Placement):
     """Contexts written by ``llm`` from ``prompt``.
 
+    Over 250 lines: the protocol it fills reads 11 members, and ``contextualize`` keeps a
+    paid call's plan, cache lookup, schedule and keeping in one place that an audit can follow.
+
     Parameters
     ----------
     prompt : PromptVariant

@@ -34,6 +34,9 @@ _COPY_TRAILER = b"\xff\xff"
 class PgvectorIndex:
     """Vectors in a Postgres table, searched by pgvector.
 
+    Over 250 lines: the table's creation, its bulk copy and the search share one connection
+    and its reconnect rules.
+
     Parameters
     ----------
     index : str

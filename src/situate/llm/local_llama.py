@@ -72,6 +72,9 @@ _SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s+[\"'(\[]?[A-Z0-9]|\s*$)")
 class LocalLlamaProvider:
     """A GGUF instruction model on CPU through llama.cpp (``xllamacpp``), with KV-cache reuse.
 
+    Over 250 lines: finding, assembling and loading the packaged model and the chat template's
+    token accounting share the server handle this class owns.
+
     Parameters
     ----------
     model : str

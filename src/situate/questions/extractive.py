@@ -181,6 +181,9 @@ class _Sentence:
 class ExtractiveGenerator:
     """Writes one question per request by the rule of this module (no model, no cost).
 
+    Over 250 lines: its 15 settings each steer one step of ``_propose``, which reads them all;
+    the wording rules themselves live in :mod:`situate.questions.wording`.
+
     Parameters
     ----------
     min_words, max_words : int

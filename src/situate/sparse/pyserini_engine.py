@@ -69,6 +69,9 @@ def _j(name: str):
 class PyseriniEngine:
     """BM25 with Lucene (Anserini 1.x, Lucene 9), in-process through pyjnius.
 
+    Over 250 lines: the analyzer, the writer, the reader and the searcher are Java objects that
+    share one JVM-side life (open, check, close) this class owns.
+
     Parameters
     ----------
     k1 : float

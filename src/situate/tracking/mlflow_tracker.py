@@ -83,6 +83,9 @@ def forget_fault(uri: str | None = None) -> None:
 class MlflowTracker(StoreChecks, RunEvidence):
     """Log params (flattened config), tags (chosen options, git commit), metrics and artifacts.
 
+    Over 250 lines: every call to the store is guarded by the same fault and keep logic (the
+    store checks and the run's evidence are mixins in their own modules).
+
     Every call to the store goes through MLflow's client with the run's id (not MLflow's active
     run): a fault of the store is told apart (:mod:`situate.tracking.faults`) and a run whose
     store fails once it is opened keeps what it would have logged in its folder
