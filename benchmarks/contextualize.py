@@ -58,7 +58,7 @@ PROFILES = {
 
 def _context_stage(emu, tmp: str, llm: str, overrides: list[str]):
     from situate.config.compose import compose
-    from situate.run.app import instantiate_stage
+    from situate.running.app import instantiate_stage
 
     cfg = compose(
         [
@@ -157,7 +157,7 @@ def run_rpm(rpm: int, minutes: int, concurrency: int) -> dict:
 def run_queries(questions: int, latency: float) -> dict:
     from situate.config.compose import compose
     from situate.emulators.openai_api import OpenAIEmulator
-    from situate.run.app import build_pipeline
+    from situate.running.app import build_pipeline
 
     out = {"questions": questions, "embed_latency_seconds": latency}
     with (

@@ -60,7 +60,7 @@ ARMS = {
 def peer_inputs(folder: Path) -> tuple[Path, Path]:
     """The corpus (chunk id -> context + chunk) and the questions, as JSON for the peer."""
     from situate.config.compose import compose
-    from situate.run.app import instantiate_stage
+    from situate.running.app import instantiate_stage
 
     cfg = compose(["context=replay", "tracking=none", f"data_dir={DATA.parent}"])
     dataset, chunker, context = (instantiate_stage(cfg, g) for g in ("dataset", "chunker", "context"))  # fmt: skip

@@ -68,7 +68,7 @@ def dense_phase(work: Path) -> list[dict]:
     from situate.config.compose import compose
     from situate.dense.pgvector import PgvectorIndex
     from situate.rankings import Rankings
-    from situate.run.app import build_pipeline
+    from situate.running.app import build_pipeline
 
     cfg = compose([f"output_dir={work}", "dense=pgvector", "tracking=none"])
     pipeline = build_pipeline(cfg)

@@ -37,7 +37,7 @@ def searcher_for(pipeline, chunks, contexts, fusion, reranker, store_dir: Path, 
     """``pipeline.searcher`` with ``fusion`` and ``reranker``, on empty query/rerank caches."""
     from situate.embedding.base import CachedEmbeddings
     from situate.reranking.base import CachedReranker
-    from situate.run.pipeline import Searcher
+    from situate.running.pipeline import Searcher
     from situate.stores.sqlite import BlobStore
 
     embeddings = CachedEmbeddings(
@@ -80,7 +80,7 @@ def main() -> int:
     from situate.fusion.rrf import ReciprocalRankFusion
     from situate.fusion.sparse_only import SparseOnly
     from situate.reranking.none import NoReranker
-    from situate.run.app import build_pipeline
+    from situate.running.app import build_pipeline
 
     tmp = tempfile.TemporaryDirectory()
     cache = Path(ns.cache) if ns.cache else Path(tmp.name) / "cache"

@@ -32,7 +32,7 @@ def run(target: int, concurrency: int) -> dict:
     from situate.config.compose import compose
     from situate.emulators.anthropic_api import AnthropicEmulator
     from situate.questions.generate import build_requests
-    from situate.run.app import instantiate_stage
+    from situate.running.app import instantiate_stage
 
     with (
         AnthropicEmulator(

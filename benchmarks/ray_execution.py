@@ -35,7 +35,7 @@ TTFT, TOKENS_PER_SECOND = 0.4, 200.0
 
 def pipeline(tmp: str, overrides: list[str]):
     from situate.config.compose import compose
-    from situate.run.app import build_pipeline
+    from situate.running.app import build_pipeline
 
     cfg = compose([f"cache_dir={tmp}", "tracking=none", f"data_dir={DATA.parent}", *overrides])
     built = build_pipeline(cfg)

@@ -38,7 +38,7 @@ def percentiles(seconds: list[float]) -> dict[str, float]:
 
 def bench_engine(engine: str, n_queries: int, cache: Path) -> dict:
     from situate.config.compose import compose
-    from situate.run.app import build_pipeline
+    from situate.running.app import build_pipeline
 
     cfg = compose([f"sparse={engine}", f"cache_dir={cache}", "tracking=none"])
     pipeline = build_pipeline(cfg)

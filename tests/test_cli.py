@@ -212,7 +212,7 @@ def test_search_shows_the_query_time_apart_from_start_up() -> None:
 @pytest.mark.slow  # loads torch and the embedding model: seconds
 def test_warm_up_loads_the_embedding_model_before_the_first_query(tmp_path: Path) -> None:
     from situate.config.compose import compose
-    from situate.run.app import build_pipeline
+    from situate.running.app import build_pipeline
 
     cfg = compose([f"output_dir={tmp_path}", "tracking=none"])
     pipeline = build_pipeline(cfg)

@@ -90,7 +90,9 @@ def test_the_scan_finds_a_package_test_at_the_top_and_one_in_the_wrong_folder(tm
     ):
         path.write_text("")
     (src / "pipeline.py").write_text("")
-    (tests / "test_pipeline_seconds.py").write_text("from situate.run.pipeline import Pipeline\n")
+    (tests / "test_pipeline_seconds.py").write_text(
+        "from situate.running.pipeline import Pipeline\n"
+    )
     (tests / "test_estimate.py").write_text("from situate.money.estimate import estimate\n")
     (tests / "report" / "test_view.py").write_text("from situate.report.view import view\n")
     (tests / "report" / "test_costs.py").write_text("from situate.money import costs\n")

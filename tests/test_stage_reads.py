@@ -1,4 +1,4 @@
-"""The pipeline, its execution, ``run/app.py`` and the money code read a stage only through what its
+"""The pipeline, its execution, ``running/app.py`` and the money code read a stage only through what its
 protocol declares (``src/situate/<stage>/base.py``, ``run.execution.Execution``): no ``getattr`` or
 ``hasattr`` on a stage there, which ``tests/test_config.py``'s contract check could not see."""
 
@@ -11,9 +11,9 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "situate"
 READERS = [
-    "run/pipeline.py",
-    "run/execution.py",
-    "run/app.py",
+    "running/pipeline.py",
+    "running/execution.py",
+    "running/app.py",
     "commands/estimate.py",
     "study/writing_cost.py",
     *sorted(p.relative_to(SRC).as_posix() for p in (SRC / "money").glob("*.py")),

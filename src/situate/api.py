@@ -1,7 +1,7 @@
 """The Python API, for notebooks: ``situate.run``, ``situate.sweep``, ``situate.compare``.
 
 - :func:`run` composes the config with Hydra's compose API (the overrides ``situate run`` takes)
-  and calls the CLI's own job (:func:`situate.run.app.run_job`): same caches, same MLflow tracking,
+  and calls the CLI's own job (:func:`situate.running.app.run_job`): same caches, same MLflow tracking,
   same run folder; it returns a :class:`Result`.
 - :func:`sweep` runs ``situate run -m`` in a child process (every sweeper and launcher the CLI
   has, Optuna's included, and the sweep's parent MLflow run), then returns one row per job.
@@ -91,7 +91,7 @@ def run(overrides: Sequence[str] = ()) -> Result:
     from situate.config.compose import check_overrides, compose
     from situate.config.preflight import stages_of_run
     from situate.errors import SituateExit
-    from situate.run.app import Job, run_job
+    from situate.running.app import Job, run_job
 
     overrides = list(overrides)
     check_overrides(overrides)

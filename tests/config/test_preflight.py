@@ -186,7 +186,7 @@ def test_a_config_mistake_in_one_job_stops_the_sweep_before_it_starts(tmp_path):
 
 
 def test_a_job_of_a_sweep_that_needs_a_missing_part_is_skipped_not_failed(tmp_path, monkeypatch):
-    from situate.run.app import Job, run_job
+    from situate.running.app import Job, run_job
     from situate.study.results_table import ResultsTable
 
     overrides = [*reranked(tmp_path, monkeypatch, None), "tracking=none"]
@@ -299,7 +299,7 @@ def test_the_sweeper_validates_only_the_jobs_not_composed_before(monkeypatch):
 )
 def test_situate_run_composes_each_config_once(tmp_path, args, composed, results):
     """``situate run`` composes a run's config once, and a sweep's master config and each job's
-    once (situate.run.launch), where ``hydra.main`` composes a run twice and a sweep of n jobs
+    once (situate.running.launch), where ``hydra.main`` composes a run twice and a sweep of n jobs
     2 + 2n times (its mode, the master, each job in its sweeper's validation and its launcher)."""
     import subprocess
     import sys

@@ -126,7 +126,7 @@ def test_every_embedder_option_counts_what_its_window_cuts(option, tmp_path):
 def test_the_cookbook_replication_warns_only_when_its_window_cuts(
     arm, overrides, said, tmp_path, caplog
 ):
-    from situate.run.app import build_pipeline
+    from situate.running.app import build_pipeline
 
     cfg = compose(
         ["experiment=cookbook_replication", f"arm={arm}", f"output_dir={tmp_path}", *overrides]

@@ -86,8 +86,8 @@ def test_store_postgres_keeps_the_saved_index_key_and_reaches_every_store(pg: di
     from hydra import compose, initialize_config_dir
 
     from situate.config.compose import CONF_DIR, instantiate_stage
-    from situate.run.app import build_pipeline
-    from situate.run.saved_index import index_key
+    from situate.running.app import build_pipeline
+    from situate.running.saved_index import index_key
 
     server = [f"store.{k}={v}" for k, v in pg.items()]
     with initialize_config_dir(str(CONF_DIR), version_base=None):

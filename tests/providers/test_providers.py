@@ -11,7 +11,7 @@ import situate.providers
 from situate.commands.emulate import parse, usage_line
 from situate.money.pricing import load_price_book
 from situate.providers import vendors
-from situate.run.execution import FORWARDED
+from situate.running.execution import FORWARDED
 
 MODULES = sorted(
     p.stem for p in Path(situate.providers.__file__).parent.glob("*.py") if p.stem != "__init__"

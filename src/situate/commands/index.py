@@ -8,8 +8,8 @@ from situate.config.compose import compose
 def main(args: list[str]) -> int:
     from situate.config.checks import check_output_folders
     from situate.config.preflight import stages_of_index
-    from situate.run import saved_index
-    from situate.run.app import build_pipeline
+    from situate.running import saved_index
+    from situate.running.app import build_pipeline
 
     cfg = compose(args, uses=stages_of_index)
     check_output_folders(cfg)

@@ -1,5 +1,5 @@
 """``situate run [-m] [overrides]``: the pipeline's jobs, each config composed once and checked
-before any runs (:mod:`situate.run.launch`, with :func:`check_plan`); Hydra's own flags, another
+before any runs (:mod:`situate.running.launch`, with :func:`check_plan`); Hydra's own flags, another
 sweeper or launcher go through Hydra (``app.main``) after a precheck that says a bad key or value
 in one line."""
 
@@ -21,7 +21,7 @@ def main(args: list[str]) -> int:
     # a tracking server that stops mid-run: MLflow's default retries wait minutes before the
     # run can keep its results for `situate track`; two retries ride out a blip
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
-    from situate.run import launch
+    from situate.running import launch
 
     plan = launch.plan(args)  # a run, or a basic sweeper's grid: each config composed once
     if plan is not None:
@@ -32,14 +32,14 @@ def main(args: list[str]) -> int:
 
             GlobalHydra.instance().clear()
             raise
-        from situate.run import app
+        from situate.running import app
 
         launch.launch(plan, app.task)
         return sweep_exit_code()
     precheck(args)  # Hydra runs the command: its flags, another sweeper or launcher
     if COMPOSED_JOBS:  # a basic sweeper's grid, each job composed and checked: not validated again
         args = [a for a in args if a != "hydra/sweeper=basic"] + ["hydra/sweeper=checked"]
-    from situate.run import app
+    from situate.running import app
 
     # Hydra's parser wants its flags before the overrides: `run a=1 -m b=2,3` means `run -m a=1 b=2,3`
     flags = [a for a in args if a in ("-m", "--multirun")]
@@ -82,10 +82,10 @@ COMPOSED_JOBS: set[tuple[str, ...]] = set()
 
 def sweep_jobs(cfg, overrides: list[str]) -> list[tuple[list[str], str]] | None:
     """The overrides of each job of the sweep and the swept values that name it, as Hydra's basic
-    sweeper enumerates them (:func:`situate.run.launch.grid` over the preset's
+    sweeper enumerates them (:func:`situate.running.launch.grid` over the preset's
     ``hydra.sweeper.params``, then the command line's), or None when the grid cannot be listed
     here (``glob``, ``interval``, an Optuna search) or is larger than ``MAX_JOBS_CHECKED``."""
-    from situate.run.launch import BASIC_SWEEPERS, grid
+    from situate.running.launch import BASIC_SWEEPERS, grid
 
     if str(cfg.hydra.sweeper.get("_target_", "")) not in BASIC_SWEEPERS:
         return None
@@ -184,7 +184,7 @@ def precheck(args: list[str]) -> None:
 
 
 def check_plan(plan, args: list[str]) -> None:
-    """The precheck's checks on a plan's composed configs (:mod:`situate.run.launch`): the first
+    """The precheck's checks on a plan's composed configs (:mod:`situate.running.launch`): the first
     job's (what :func:`situate.config.compose.compose` checks; a run, or a sweep of one job, stops on a
     part not installed), the overrides as typed (``fusion.k=60,abc``), the other jobs'
     (:func:`check_jobs`), then those of the run as a whole on the first job's config."""

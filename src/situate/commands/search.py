@@ -22,8 +22,8 @@ def main(args: list[str]) -> int:
         raise SituateError(f"search: -k {ns.k} must be a positive integer")
     from situate.config.checks import check_output_folders
     from situate.config.preflight import stages_of_run
-    from situate.run import saved_index
-    from situate.run.app import build_pipeline
+    from situate.running import saved_index
+    from situate.running.app import build_pipeline
 
     cfg = compose(ns.overrides, uses=stages_of_run)
     check_output_folders(cfg)

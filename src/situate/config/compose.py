@@ -190,8 +190,8 @@ MOVED_TARGETS = {
     "situate.tracking.summary.ResultsTable": "situate.study.results_table.ResultsTable",
     "situate.store.SqliteStores": "situate.stores.sqlite.SqliteStores",
     "situate.pgstore.PostgresStores": "situate.postgres.store.PostgresStores",
-    "situate.execution.LocalExecution": "situate.run.execution.LocalExecution",
-    "situate.execution.RayExecution": "situate.run.execution.RayExecution",
+    "situate.execution.LocalExecution": "situate.running.execution.LocalExecution",
+    "situate.execution.RayExecution": "situate.running.execution.RayExecution",
 }
 
 

@@ -12,7 +12,7 @@ One rule holds for every stage without a method of its own: an option whose para
 ``api_key_env`` needs that variable set (API embedders, rerankers and LLMs read their key from it).
 
 Every verb runs it from :func:`situate.config.compose.compose` (``uses=``: the groups it builds), ``situate
-run`` again per job of a sweep (:func:`situate.run.app.run_job`), so nothing here may read a document
+run`` again per job of a sweep (:func:`situate.running.app.run_job`), so nothing here may read a document
 or load a model: a check is a class attribute, a path's existence, a variable, a cache lookup.
 """
 

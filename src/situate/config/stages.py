@@ -57,7 +57,7 @@ GROUPS: tuple[Group, ...] = (
           cached="rerank-score store", tagged="always"),
     Group("eval", "setting", built=True),
     Group("tracking", "setting", "situate.tracking.base:Tracker", built=True),
-    Group("execution", "setting", "situate.run.execution:Execution", built=True),
+    Group("execution", "setting", "situate.running.execution:Execution", built=True),
     Group("store", "setting", built=True),
     Group("pricing", "setting", built=True),
     Group("judge", "command", built=True),

@@ -16,7 +16,7 @@ INDEXES = ("dense", "sparse", "rerank")
 
 class Contextualizer(Protocol):
     """Writes one ``Context`` per chunk, in chunk order; every field here is read by the pipeline
-    or its execution (:mod:`situate.run.execution`).
+    or its execution (:mod:`situate.running.execution`).
 
     ``stats`` are the last ``contextualize``'s counts and seconds (logged as run metrics);
     ``placement``, ``apply_to`` and ``texts`` come from :class:`Placement`. ``calls``, ``written`` and

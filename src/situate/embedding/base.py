@@ -90,7 +90,7 @@ class CachedEmbeddings:
     ) -> np.ndarray:
         """Vectors for ``texts``; ``progress(advance, total)`` is told of each finished batch.
         ``batches`` encodes the missing texts (default: this process's embedder, in order; Ray
-        tasks in ``situate.run.execution``); each batch is stored as it arrives."""
+        tasks in ``situate.running.execution``); each batch is stored as it arrives."""
         ident = self.embedder.identity()
         keys = [content_hash(ident, kind, t) for t in texts]
         unique = list(dict.fromkeys(keys))

@@ -233,7 +233,7 @@ def run_sets(
     """Every arm's pipeline on both sets; the composed config of the first arm (its study,
     output folder, ks)."""
     from situate.config.compose import compose, instantiate_stage
-    from situate.run.app import build_pipeline
+    from situate.running.app import build_pipeline
 
     sets = {HUMAN: SetScores(HUMAN, human), GENERATED: SetScores(GENERATED, generated)}
     first = None

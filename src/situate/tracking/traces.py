@@ -280,7 +280,7 @@ def question_traces(
 ) -> list[QuestionTrace]:
     """The traces of the questions at positions ``picked``: ``stages[q]`` holds question
     ``q``'s list from each stage (chunk rows into ``chunk_ids``, scores, seconds), as
-    :class:`situate.run.searcher.Searcher` keeps them."""
+    :class:`situate.running.searcher.Searcher` keeps them."""
     out = []
     for q in picked:
         result, lists = questions[q], stages[q]

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from situate.config.compose import compose
-from situate.run.app import Job, run_job
-from situate.run.pipeline import STAGE_SECONDS, Pipeline
+from situate.running.app import Job, run_job
+from situate.running.pipeline import STAGE_SECONDS, Pipeline
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """The pipeline: documents -> chunks -> contexts -> indexes -> ranked lists -> fused -> reranked -> scores.
 
-Stages arrive as plain objects (built from Hydra configs by ``situate.run.app``); the pipeline knows
+Stages arrive as plain objects (built from Hydra configs by ``situate.running.app``); the pipeline knows
 nothing of Hydra or MLflow. Indexes and embeddings are cached under ``cache_dir`` by content hash.
 """
 
@@ -30,9 +30,9 @@ from situate.progress import progress_bar
 from situate.rankings import Rankings
 from situate.records import Chunk, Context, Corpus
 from situate.reranking.base import Reranker
-from situate.run.execution import Execution, LocalExecution
-from situate.run.searcher import STAGE_DEPTH, Searcher, StageLists, timed_alone
-from situate.run.sweep_cache import SweepCache
+from situate.running.execution import Execution, LocalExecution
+from situate.running.searcher import STAGE_DEPTH, Searcher, StageLists, timed_alone
+from situate.running.sweep_cache import SweepCache
 from situate.sparse.base import SparseEngine
 from situate.stores.base import Stores
 from situate.stores.sqlite import SqliteStores
@@ -115,7 +115,7 @@ class Pipeline:
         stores: Stores | None = None,
     ):
         self.dataset, self.chunker, self.context = dataset, chunker, context
-        # where contexts and document embeddings are computed (situate.run.execution)
+        # where contexts and document embeddings are computed (situate.running.execution)
         self.execution = execution or LocalExecution()
         self.embedder, self.dense, self.sparse = embedder, dense, sparse
         self.fusion, self.reranker, self.evaluator = fusion, reranker, evaluator

@@ -26,7 +26,7 @@ from situate.config.stages import CHOICE_GROUPS, COMMAND_GROUPS, LLM_GROUPS, PIP
 from situate.errors import SituateError, SituateExit, Unavailable
 from situate.evaluation.trec import write_trec_files
 from situate.records import Chunk, Corpus
-from situate.run.pipeline import Pipeline, RunResult, unaccounted
+from situate.running.pipeline import Pipeline, RunResult, unaccounted
 from situate.stores.faults import StorageError, storage_error
 from situate.stores.files import atomic_write_bytes, atomic_write_text
 from situate.stores.keys import content_hash
@@ -373,9 +373,9 @@ def _run_job(
 
 
 def task(cfg: DictConfig) -> float | list[float] | None:
-    """One job of Hydra's (``main``, or :mod:`situate.run.launch`); returns what a sweeper optimizes
+    """One job of Hydra's (``main``, or :mod:`situate.running.launch`); returns what a sweeper optimizes
     (config ``objective``, on dev with a split)."""
-    from situate.run.tuning import objective_value
+    from situate.running.tuning import objective_value
 
     row = run_job(cfg, Job.of(HydraConfig.get()))  # Hydra's runtime, read once, as a value
     try:

@@ -61,7 +61,7 @@ class Execution(Protocol):
 
     name: str
     # the resolved configs of the ``context`` and ``embedder`` groups, which an execution that
-    # builds its stages again elsewhere (a Ray task) is given by ``situate.run.app.build_pipeline``;
+    # builds its stages again elsewhere (a Ray task) is given by ``situate.running.app.build_pipeline``;
     # None for one that runs the pipeline's own stage objects
     configs: dict[str, dict] | None
 
@@ -107,7 +107,7 @@ class RayExecution:
         CPUs Ray reserves per task (``local`` starts ``num_workers`` times as many).
     configs : dict or None
         The resolved configs of the ``context`` and ``embedder`` groups, instantiated in each
-        task (set by ``situate.run.app.build_pipeline``).
+        task (set by ``situate.running.app.build_pipeline``).
     """
 
     name = "ray"
@@ -221,7 +221,7 @@ class RayExecution:
         if group not in self.configs:
             raise SituateError(
                 f"execution=ray: no {group} config to build the stage in a task "
-                "(build the pipeline with situate.run.app.build_pipeline)"
+                "(build the pipeline with situate.running.app.build_pipeline)"
             )
         return self.configs[group]
 

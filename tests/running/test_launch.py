@@ -1,4 +1,4 @@
-"""``situate.run.launch``: each config composed once, and each the config Hydra would have given.
+"""``situate.running.launch``: each config composed once, and each the config Hydra would have given.
 
 Hydra's ``hydra.main`` composes a run's config a second time in its mode and each sweep job once
 more in its launcher (``load_sweep_config``); the plan keeps the first composition where the two
@@ -12,7 +12,7 @@ from hydra.types import RunMode
 from omegaconf import OmegaConf
 
 from situate.errors import SituateError
-from situate.run import launch
+from situate.running import launch
 
 
 @pytest.fixture(autouse=True)

@@ -1,5 +1,5 @@
 """Query-time search over built indexes: embed, search, fuse, rerank (:class:`Searcher`), used
-by a run (:class:`situate.run.pipeline.Pipeline`) and by a saved index (``situate search``)."""
+by a run (:class:`situate.running.pipeline.Pipeline`) and by a saved index (``situate search``)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import run_cli
 from situate.errors import SituateError
-from situate.run.tuning import objective_names, objective_value
+from situate.running.tuning import objective_names, objective_value
 
 KILLER = """
 import os

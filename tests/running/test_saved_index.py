@@ -9,8 +9,8 @@ import pytest
 from situate.config.compose import compose
 from situate.emulators.anthropic_api import AnthropicEmulator
 from situate.errors import SituateError
-from situate.run import saved_index
-from situate.run.app import build_pipeline
+from situate.running import saved_index
+from situate.running.app import build_pipeline
 
 KEY = "emulator-key-test-saved-index"
 

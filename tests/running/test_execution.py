@@ -22,8 +22,14 @@ from situate.emulators.openai_api import OpenAIEmulator
 from situate.errors import SituateError
 from situate.paid.llm import LLMResponse
 from situate.records import Chunk, Corpus, Document, Usage
-from situate.run.app import build_pipeline
-from situate.run.execution import RayExecution, ShardResult, adopt, document_shards, merged_stats
+from situate.running.app import build_pipeline
+from situate.running.execution import (
+    RayExecution,
+    ShardResult,
+    adopt,
+    document_shards,
+    merged_stats,
+)
 from situate.stores.sqlite import BlobStore
 from test_cli import assert_one_line_error
 

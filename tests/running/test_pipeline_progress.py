@@ -9,7 +9,7 @@ import numpy as np
 
 from situate.embedding.base import CachedEmbeddings
 from situate.progress import progress_bar
-from situate.run.pipeline import batched_label, embedding_label, queries_label
+from situate.running.pipeline import batched_label, embedding_label, queries_label
 from situate.stores.sqlite import BlobStore
 
 
@@ -83,7 +83,7 @@ def test_the_query_loop_reports_each_question(tmp_path: Path) -> None:
     from situate.fusion.dense_only import DenseOnly
     from situate.reranking.base import CachedReranker
     from situate.reranking.none import NoReranker
-    from situate.run.pipeline import Searcher
+    from situate.running.pipeline import Searcher
 
     embeddings = CachedEmbeddings(LengthEmbedder(), BlobStore(tmp_path / "e.sqlite", "embeddings"))
     dense = FlatIndex(threads=1)
@@ -101,7 +101,7 @@ def test_the_batched_questions_bar_counts_what_it_embeds(tmp_path: Path, monkeyp
     that bar's label names the rest and their distinct texts, the count its total reaches."""
     from test_pipeline import FakeDataset, HandSetEmbedder, HandSetSparse, pipeline
 
-    import situate.run.pipeline
+    import situate.running.pipeline
     from situate.records import Question
 
     class FiveQuestions(FakeDataset):  # q1, q2, then q1's text again and q2's twice
@@ -120,7 +120,7 @@ def test_the_batched_questions_bar_counts_what_it_embeds(tmp_path: Path, monkeyp
         calls = told.setdefault(description, [])
         yield lambda n, total=None: calls.append((n, total))
 
-    monkeypatch.setattr(situate.run.pipeline, "progress_bar", recording_bar)
+    monkeypatch.setattr(situate.running.pipeline, "progress_bar", recording_bar)
     run = pipeline(tmp_path, HandSetEmbedder(), HandSetSparse())
     run.dataset = FiveQuestions()
     run.evaluator.latency_sample = 2  # q1 and q2 one at a time; q3, q4, q5 (2 texts) in batches

@@ -9,7 +9,7 @@
   a row per text (:class:`~situate.embedding.base.CachedEmbeddings`,
   :class:`~situate.reranking.base.CachedReranker`).
 
-:class:`~situate.run.pipeline.Pipeline` steers a run through them.
+:class:`~situate.running.pipeline.Pipeline` steers a run through them.
 """
 
 from __future__ import annotations

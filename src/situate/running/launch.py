@@ -27,7 +27,7 @@ from situate.config.compose import CONF_DIR
 log = logging.getLogger(__name__)
 
 CONFIG_NAME = "config"
-TASK_NAME = "app"  # Hydra's name for a job of ``situate.run.app`` (its log file is app.log)
+TASK_NAME = "app"  # Hydra's name for a job of ``situate.running.app`` (its log file is app.log)
 BASIC_SWEEPERS = (
     "hydra._internal.core_plugins.basic_sweeper.BasicSweeper",
     "hydra_plugins.situate_sweeper.CheckedBasicSweeper",
@@ -77,7 +77,7 @@ def plan(args: list[str]) -> Plan | None:
 
 
 def _main_hydra():
-    """Hydra as ``hydra.main`` sets it up for ``situate.run.app`` (search path, job name)."""
+    """Hydra as ``hydra.main`` sets it up for ``situate.running.app`` (search path, job name)."""
     from hydra._internal.hydra import Hydra
     from hydra._internal.utils import create_config_search_path
     from hydra.core.global_hydra import GlobalHydra

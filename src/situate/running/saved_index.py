@@ -20,8 +20,8 @@ from omegaconf import DictConfig, OmegaConf
 from situate.config.stages import INDEX_CONFIG_GROUPS, INDEX_IDENTITY_GROUPS
 from situate.errors import SituateError
 from situate.records import Chunk, Context
-from situate.run.pipeline import Pipeline
-from situate.run.searcher import Searcher
+from situate.running.pipeline import Pipeline
+from situate.running.searcher import Searcher
 from situate.sparse import jvm
 from situate.stores.files import DirectoryCache
 from situate.stores.keys import content_hash

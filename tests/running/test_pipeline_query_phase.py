@@ -8,7 +8,7 @@ import pytest
 
 from situate.config.compose import compose
 from situate.emulators.openai_api import OpenAIEmulator
-from situate.run.app import build_pipeline
+from situate.running.app import build_pipeline
 
 KEY = "sk-test-query-phase-5b1d"
 

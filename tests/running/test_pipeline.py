@@ -29,8 +29,8 @@ from situate.paid.llm import LLMResponse
 from situate.rankings import Rankings
 from situate.records import Chunk, Context, Corpus, Document, Question, Span, Usage
 from situate.reranking.none import NoReranker
-from situate.run.pipeline import Pipeline
-from situate.run.sweep_cache import corpus_digest
+from situate.running.pipeline import Pipeline
+from situate.running.sweep_cache import corpus_digest
 
 PARAGRAPHS = {
     "glaciers": ["Glaciers carve valleys.", "Moraines mark old ice."],
@@ -417,7 +417,7 @@ def test_the_audit_is_read_back_for_the_same_chunks_contexts_and_documents(
 ) -> None:
     """The faithfulness audit's flags are cached by chunk ids, documents and contexts: a second
     pipeline reads them back; a changed context is audited again."""
-    import situate.run.sweep_cache
+    import situate.running.sweep_cache
 
     first = pipeline(tmp_path, HandSetEmbedder(), HandSetSparse())
     corpus = FakeDataset().load()
@@ -431,7 +431,7 @@ def test_the_audit_is_read_back_for_the_same_chunks_contexts_and_documents(
     def no_audit(*args):
         raise AssertionError("audited again, not read from the cache")
 
-    monkeypatch.setattr(situate.run.sweep_cache, "audit", no_audit)
+    monkeypatch.setattr(situate.running.sweep_cache, "audit", no_audit)
     again = pipeline(tmp_path, HandSetEmbedder(), HandSetSparse())
     assert again.shared.audit(corpus, chunks, contexts) == flags
     changed = [*contexts[:-1], Context(chunks[-1].chunk_id, "Ovens.")]
