@@ -126,3 +126,18 @@ def test_output_to_a_file_gets_a_line_per_batch(tmp_path) -> None:
     text = log.read_text()
     assert "embedding 6 texts: 4/6 (67%)" in text and "embedding 6 texts: 6/6 (100%)" in text
     assert "embedding 6 texts: 6/6 in " in text
+
+
+def test_a_stage_that_fails_leaves_no_bar_after_its_error(capsys) -> None:
+    with pytest.raises(SituateError), progress_bar("parsing 3 files", terminal=False) as advance:
+        advance(0, 3)
+        advance(1)
+        raise SituateError("b.pdf: not a PDF; fix or remove it")
+    assert capsys.readouterr().err.strip() == ""  # rich ends its live display with a newline
+
+
+def test_a_usually_short_stage_prints_no_finished_bar_off_a_terminal(capsys) -> None:
+    with progress_bar("parsing 3 files", terminal=False, final_bar=False) as advance:
+        advance(0, 3)
+        advance(3)
+    assert capsys.readouterr().err == ""

@@ -171,12 +171,14 @@ def progress_bar(
     description: str,
     *,
     terminal: bool | None = None,
+    final_bar: bool = True,
     lines: ProgressLines | None = None,
 ) -> Iterator[Callable[..., None]]:
     """Yield ``advance(n, total=None)``. On a terminal a bar appears on stderr once there is work
     to show; elsewhere (``terminal=False``, or stderr not a terminal) a thread writes a line every
-    :data:`LOG_EVERY_S` seconds until the stage ends. ``lines`` replaces the clock and the writer
-    (tests)."""
+    :data:`LOG_EVERY_S` seconds until the stage ends, and rich prints the finished bar once
+    (``final_bar=False``: not that, for a stage that is usually short). ``lines`` replaces the
+    clock and the writer (tests)."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -200,7 +202,7 @@ def progress_bar(
         transient=False,
     )
     task = bar.add_task(description, total=None)
-    started = False
+    started = bar_started = False
     stop = threading.Event()
     ticker: threading.Thread | None = None
 
@@ -209,26 +211,34 @@ def progress_bar(
             lines.tick()
 
     def advance(n: int, total: int | None = None) -> None:
-        nonlocal started, ticker
+        nonlocal started, bar_started, ticker
         if total is not None:
             bar.update(task, total=total)
         bar.update(task, advance=n)
         lines.advance(n, total)
         if not started and bar.tasks[0].total and bar.tasks[0].completed < bar.tasks[0].total:
-            bar.start()
             started = True
+            if terminal or final_bar:
+                bar.start()
+                bar_started = True
             if not terminal:
                 ticker = threading.Thread(
                     target=tick_until_stopped, name="situate-progress", daemon=True
                 )
                 ticker.start()
 
+    failed = False
     try:
         yield advance
+    except BaseException:
+        failed = True  # the error's one line stands alone: no bar or closing line after it
+        raise
     finally:
         stop.set()
         if ticker is not None:
             ticker.join()
-        if started:
+        if bar_started:
+            bar.live.transient = failed
             bar.stop()
+        if started and not failed:
             lines.close()

@@ -4,6 +4,7 @@ set from a folder of PDF, HTML, DOCX and Markdown files, the preset's six runs o
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from conftest import run_cli
 from document_fixtures import mixed_folder
 
 pytestmark = pytest.mark.slow
+EVERY_BATCH = {"SITUATE_PROGRESS_EVERY_S": "0"}  # a progress line after every batch
 
 
 def test_generate_a_set_run_the_preset_open_the_report(tmp_path: Path) -> None:
@@ -19,17 +21,24 @@ def test_generate_a_set_run_the_preset_open_the_report(tmp_path: Path) -> None:
     proc = run_cli(
         "questions", "generate", "dataset=folder", f"dataset.path={docs}",
         "question_generator=extractive", "questions.passage_words=12", "questions.target=12",
-        f"output_dir={out}",
+        f"output_dir={out}", env=EVERY_BATCH,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
+    # stderr is a pipe, not a terminal: each stage's progress is lines (one per batch here)
+    assert re.search(r"parsing \d+ files in .*: \d+/\d+ \(\d+%\)", proc.stderr), proc.stderr
+    assert re.search(r"writing [\d,]+ questions by the extractive rule: [\d,]+/", proc.stderr)
     qfile = out / "questions" / "folder" / "questions.jsonl"
     assert qfile.is_file()
 
     proc = run_cli(
         "run", "experiment=own_documents", f"dataset.path={docs}", f"dataset.qa={qfile}",
-        "dataset.min_words=5", f"output_dir={out}",
+        "dataset.min_words=5", f"output_dir={out}", env=EVERY_BATCH,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
+    # and the jobs' log files hold the lines of the embedding and the index builds
+    logs = "".join(p.read_text() for p in out.rglob("*.log"))
+    assert re.search(r"embedding \d+ chunks.*: \d+/\d+ \(\d+%\)", logs), logs[-3000:]
+    assert re.search(r"building the sparse=\w+ index of [\d,]+ texts: [\d,]+/", logs)
     rows = [json.loads(p.read_text()) for p in sorted(out.rglob("result.json"))]
     runs = {(r["choices"]["context"], r["choices"]["fusion"]) for r in rows}
     assert runs == {

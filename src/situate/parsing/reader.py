@@ -19,6 +19,7 @@ from pathlib import Path
 from situate.errors import SituateError
 from situate.parsing.base import SIDECAR_SUFFIX, ParsedDocument, Parser, document_title
 from situate.parsing.titles import SOURCES
+from situate.progress import progress_bar
 from situate.records import Document
 from situate.stores.keys import content_hash
 from situate.stores.sqlite import BlobStore
@@ -160,26 +161,33 @@ class DocumentReader:
     def read(self, root: Path, files: list[Path]) -> ReadResult:
         """Parse ``files`` (under ``root``; ids are their relative paths) into documents."""
         result = ReadResult([])
-        for path in files:
-            try:
-                parsed, fresh = self._parse(path)
-                title, source = document_title(path, parsed)
-            except SituateError as e:
-                if self.on_bad_file == "error":
-                    raise
-                log.warning("skipped: %s", e)
-                result.skipped.append(str(e))
-                continue
-            result.parsed += fresh
-            result.cached += not fresh
-            doc_id = path.relative_to(root).as_posix()
-            document = Document(doc_id, parsed.text, title, str(path), parsed.pages, source)
-            result.documents.append(document)
+        with progress_bar(f"parsing {len(files):,} files in {root}", final_bar=False) as advance:
+            advance(0, len(files))
+            for path in files:
+                self._read_one(root, path, result)
+                advance(1)
         if result.skipped:
             log.warning(
                 "%s: %d bad file(s) skipped (dataset.on_bad_file=skip)", root, len(result.skipped)
             )
         return result
+
+    def _read_one(self, root: Path, path: Path, result: ReadResult) -> None:
+        """``path`` parsed (or read from the cache) into ``result``, or skipped as a bad file."""
+        try:
+            parsed, fresh = self._parse(path)
+            title, source = document_title(path, parsed)
+        except SituateError as e:
+            if self.on_bad_file == "error":
+                raise
+            log.warning("skipped: %s", e)
+            result.skipped.append(str(e))
+            return
+        result.parsed += fresh
+        result.cached += not fresh
+        doc_id = path.relative_to(root).as_posix()
+        document = Document(doc_id, parsed.text, title, str(path), parsed.pages, source)
+        result.documents.append(document)
 
     def _parse(self, path: Path) -> tuple[ParsedDocument, bool]:
         """The file's parse and whether it was parsed now (False: from the cache)."""

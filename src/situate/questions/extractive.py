@@ -112,6 +112,7 @@ from dataclasses import dataclass
 
 from situate.datasets.generated import Provenance
 from situate.errors import SituateError
+from situate.progress import progress_bar
 from situate.questions.base import GenerationRequest, Proposal
 from situate.questions.pos import tagger
 from situate.questions.prompts import document_language, language_scores
@@ -280,12 +281,16 @@ class ExtractiveGenerator:
         counts: dict[str, Counter] = {}  # document word counts, once per document
         languages: dict[str, str] = {}  # and its language
         out = []
-        for request in requests:
-            doc = request.document
-            if doc.doc_id not in counts:
-                counts[doc.doc_id] = Counter(w.casefold() for w in _WORD.findall(doc.text))
-                languages[doc.doc_id] = self._written(doc.text)
-            out.append(self._propose(request, counts[doc.doc_id], languages[doc.doc_id]))
+        label = f"writing {len(requests):,} questions by the extractive rule"
+        with progress_bar(label, final_bar=False) as advance:
+            advance(0, len(requests))
+            for request in requests:
+                doc = request.document
+                if doc.doc_id not in counts:
+                    counts[doc.doc_id] = Counter(w.casefold() for w in _WORD.findall(doc.text))
+                    languages[doc.doc_id] = self._written(doc.text)
+                out.append(self._propose(request, counts[doc.doc_id], languages[doc.doc_id]))
+                advance(1)
         return out
 
     # -- the rule ---------------------------------------------------------------------------

@@ -14,9 +14,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -28,6 +29,7 @@ from situate.dense.base import DenseIndex
 from situate.embedding.base import CachedEmbeddings, Embedder
 from situate.embedding.truncation import TokenWindow, Truncation, measure
 from situate.money.tokens import LOCAL_TOKENIZER, local_tokens
+from situate.progress import progress_bar
 from situate.records import Chunk, Context, Corpus
 from situate.reranking.base import CachedReranker, Reranker
 from situate.sparse.base import SparseEngine
@@ -136,7 +138,9 @@ class SweepCache:
                 len(texts) * (dims * 4 * 2 + 256),
                 f"the dense index of {len(texts)} texts",
             )
-            engine.build(np.asarray(embed(texts), dtype=np.float32))
+            vectors = np.asarray(embed(texts), dtype=np.float32)
+            with building(f"dense={engine.name}", len(texts)):
+                engine.build(vectors)
 
         return self.index("dense", engine, content_hash("dense", *ident), build)
 
@@ -150,7 +154,8 @@ class SweepCache:
         def build(folder: Path) -> None:
             size = sum(len(t) for t in texts) + sum(len(c) for c in contexts or ())
             ensure_space(folder.parent, 3 * size, f"the sparse index of {len(texts)} texts")
-            engine.build(texts, contexts)
+            with building(f"sparse={engine.name}", len(texts)):
+                engine.build(texts, contexts)
 
         return self.index("sparse", engine, content_hash("sparse", *ident), build)
 
@@ -204,6 +209,18 @@ class SweepCache:
             lambda path: Truncation.from_json(path.read_text()),
             lambda path, found: path.write_text(found.to_json()),
         )  # fmt: skip
+
+
+@contextlib.contextmanager
+def building(option: str, texts: int) -> Iterator[None]:
+    """An index build as a stage a log can follow: its lines say how long it has run, and it
+    counts its texts once built (an engine builds in one call, with no count of its own)."""
+    with progress_bar(
+        f"building the {option} index of {texts:,} texts", final_bar=False
+    ) as advance:
+        advance(0, texts)
+        yield
+        advance(texts)
 
 
 def corpus_digest(corpus: Corpus) -> str:
