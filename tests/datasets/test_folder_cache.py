@@ -67,6 +67,17 @@ def test_two_jobs_side_by_side_read_the_folder_once(folder: Path, tmp_path: Path
     assert corpora[0].questions == corpora[1].questions
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        "document",
+        "new document",
+        "questions",
+        "sidecar",
+        "loader option",
+        "parser option",
+    ],
+)
 def test_every_input_is_part_of_the_key(
     folder: Path, tmp_path: Path, monkeypatch, change: str
 ) -> None:
