@@ -303,3 +303,12 @@ class BothAtTheLock:
         for thread in threads:
             thread.join()
         return results
+
+
+@pytest.fixture(autouse=True)
+def rates_of_this_test(tmp_path_factory, monkeypatch) -> Path:
+    """Each test measures its own machine rates (situate.stores.rates), in a file of its own:
+    none is read from the user's cache or left there, and no test announces from another's."""
+    path = tmp_path_factory.mktemp("rates") / "rates.json"
+    monkeypatch.setenv("SITUATE_RATES_FILE", str(path))
+    return path

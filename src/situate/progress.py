@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 from situate.errors import SituateError
+from situate.stores.rates import Rate, read_rate, record_rate
 
 LOG_EVERY_S = 30.0
 EVERY_S_VARIABLE = "SITUATE_PROGRESS_EVERY_S"  # another interval, in seconds (0: every batch)
@@ -71,6 +72,8 @@ class ProgressLines:
         every_s: float | None = None,
         periodic: bool = True,
         write: Callable[[str], None] = say,
+        rate_key: str | None = None,
+        stored: Rate | None = None,
     ):
         self.description = description
         self.clock = clock
@@ -83,6 +86,9 @@ class ProgressLines:
         self.last_line = self.started
         self.first_done: tuple[int, float] | None = None  # (done, when) after the first batch
         self.lines = 0
+        self.announced = False
+        self.rate_key = rate_key  # where this machine's rate of the stage is kept
+        self.stored = stored if stored is not None or rate_key is None else read_rate(rate_key)
         self._lock = threading.Lock()
 
     def rate(self, now: float) -> float | None:
@@ -101,6 +107,8 @@ class ProgressLines:
             if total is not None:
                 self.total = total
             self.done += n
+            if not self.announced and self.done == 0 and self.stored is not None:
+                self._announce_stored(now)
             if self.first_done is None and self.done > 0:
                 self.first_done = (self.done, now)
                 self._announce(now)
@@ -116,6 +124,9 @@ class ProgressLines:
 
     def close(self) -> None:
         with self._lock:
+            if self.rate_key is not None and self.first_done is not None:
+                done0, when0 = self.first_done  # the rate after start-up
+                record_rate(self.rate_key, self.done - done0, self.clock() - when0)
             if self.lines:
                 now = self.clock()
                 rate = self.done / (now - self.started) if now > self.started else 0.0
@@ -128,10 +139,26 @@ class ProgressLines:
     def _count(self) -> str:
         return f"{self.done:,}/{self.total:,}" if self.total else f"{self.done:,}"
 
+    def _announce_stored(self, now: float) -> None:
+        """Before the first batch: how many and how long at the rate last measured here."""
+        assert self.stored is not None
+        if not self.total:
+            return
+        left = self.stored.seconds(self.total)
+        self.announced = True
+        if left >= self.every_s:
+            self._emit(
+                f"{self.description}: {self.total:,} to do, about {duration(left)} at "
+                f"{self.stored.per_second:,.1f}/s (measured on this machine "
+                f"{self.stored.measured})",
+                now,
+            )
+
     def _announce(self, now: float) -> None:
         rate = self.rate(now)
-        if not self.total or not rate or self.total <= self.done:
+        if self.announced or not self.total or not rate or self.total <= self.done:
             return
+        self.announced = True
         left = (self.total - self.done) / rate
         if left >= self.every_s:
             self._emit(
@@ -172,13 +199,16 @@ def progress_bar(
     *,
     terminal: bool | None = None,
     final_bar: bool = True,
+    rate_key: str | None = None,
     lines: ProgressLines | None = None,
 ) -> Iterator[Callable[..., None]]:
     """Yield ``advance(n, total=None)``. On a terminal a bar appears on stderr once there is work
     to show; elsewhere (``terminal=False``, or stderr not a terminal) a thread writes a line every
     :data:`LOG_EVERY_S` seconds until the stage ends, and rich prints the finished bar once
     (``final_bar=False``: not that, for a stage that is usually short). ``lines`` replaces the
-    clock and the writer (tests)."""
+    clock and the writer (tests). ``rate_key`` names the stage's rate on this machine
+    (:mod:`situate.stores.rates`): read to announce the work before it starts, kept when it ends.
+    """
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -191,7 +221,7 @@ def progress_bar(
 
     terminal = on_terminal() if terminal is None else terminal
     if lines is None:
-        lines = ProgressLines(description, periodic=not terminal)
+        lines = ProgressLines(description, periodic=not terminal, rate_key=rate_key)
     bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),

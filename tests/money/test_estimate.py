@@ -278,3 +278,26 @@ def test_cli_corpus_takes_output_tokens_without_becoming_a_shape(monkeypatch, ca
     assert "3 documents, 27 calls (corpus)" in out
     assert "tok of instructions in, 53 tok out" in out
     assert "output: 27 calls x 53 tok x $1.25/Mtok = $0.001789" in out  # 1,431 tok: $0.00178875
+
+
+def test_cli_corpus_times_each_stage_at_this_machines_rates(monkeypatch, capsys):
+    """27 chunks: embedded at a measured 13.5/s (2 s), contexts never measured here."""
+    if not (COOKBOOK / "codebase_chunks.json").exists():
+        pytest.skip(f"cookbook data not found at {COOKBOOK}")
+    from datetime import date
+
+    from situate.stores.rates import record_rate
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    record_rate("embedding texts with all-MiniLM-L6-v2", 135, 10.0, date(2026, 12, 8))
+    args = [f"data_dir={COOKBOOK.parent}", "dataset.max_documents=3", "llm=claude_3_haiku",
+            "+estimate={counter:local}"]  # fmt: skip
+    assert estimate_main(args) == 0
+    out = capsys.readouterr().out
+    assert "time on this machine" in out
+    row = next(line for line in out.splitlines() if "embedding 27 texts" in line)
+    assert "13.5/s (2026-12-08)" in row and "0:00:02" in row  # 27 / 13.5
+    assert "contexts of 27 chunks" in out
+    assert "not measured here yet: contexts written by claude-3-haiku-20240307" in " ".join(
+        out.split()
+    )

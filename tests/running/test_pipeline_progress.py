@@ -116,7 +116,7 @@ def test_the_batched_questions_bar_counts_what_it_embeds(tmp_path: Path, monkeyp
     told: dict[str, list[tuple[int, int | None]]] = {}
 
     @contextlib.contextmanager
-    def recording_bar(description: str):
+    def recording_bar(description: str, **options):
         calls = told.setdefault(description, [])
         yield lambda n, total=None: calls.append((n, total))
 

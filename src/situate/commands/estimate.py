@@ -64,6 +64,7 @@ def main(args: list[str]) -> int:
     price = load_price_book(cfg).price(str(cfg.llm.model))
     ttl = cfg.llm.get("cache_ttl") or "5m"
     node = cfg.get("estimate")
+    stages = None  # a shape has no corpus to time
     if node is not None and any(k in node for k in SHAPE_KEYS if k not in CORPUS_OPTIONS):
         result = estimate_shape(price, Shape.from_config(node), ttl=ttl)
     else:
@@ -81,6 +82,7 @@ def main(args: list[str]) -> int:
         prompt = instantiate(cfg.prompt)
         llm = instantiate(cfg.llm)
         result = estimate_corpus(price, corpus, chunks, prompt, llm, ttl=ttl, **options)
+        stages = run_stages(cfg, len(corpus.documents), len(chunks))
     configured = cfg.llm.get("min_cacheable_tokens")
     if configured is not None and configured != price.min_cacheable_tokens:
         result.notes.append(
@@ -88,4 +90,59 @@ def main(args: list[str]) -> int:
             f"{price.min_cacheable_tokens} for {price.model}; the estimate uses the pricing one"
         )
     render(result)
+    if stages is not None:
+        render_times(stages)
     return 0
+
+
+def run_stages(cfg, documents: int, chunks: int) -> list[tuple[str, str, int]]:
+    """``(what, rate key, items)`` of a run's long stages on this corpus: its files parsed (a
+    folder), its contexts written, its chunks embedded."""
+    from situate.contexts.llm import context_rate_key
+    from situate.embedding.base import embedding_rate_key
+
+    stages = []
+    if "parsers" in cfg.dataset:  # a folder of files (dataset=folder, generated)
+        stages.append((f"parsing {documents:,} files", "files parsed", documents))
+    stages.append((f"contexts of {chunks:,} chunks", context_rate_key(str(cfg.llm.model)), chunks))
+    embedder = cfg.get("embedder")
+    model = embedder is not None and (embedder.get("model") or embedder.get("name"))
+    if model:
+        stages.append((f"embedding {chunks:,} texts", embedding_rate_key(str(model)), chunks))
+    return stages
+
+
+def render_times(stages: list[tuple[str, str, int]]) -> None:
+    """How long each stage takes at the rate this machine last measured for it
+    (:mod:`situate.stores.rates`), and their sum; a stage never measured here says so."""
+    from rich.table import Table
+
+    from situate.console import console
+    from situate.progress import duration
+    from situate.stores.rates import rates_path, read_rate
+
+    table = Table(title="time on this machine")
+    for column, justify in (("stage", "left"), ("rate", "right"), ("time", "right")):
+        table.add_column(column, justify=justify)
+    total, unknown = 0.0, []
+    for what, key, items in stages:
+        rate = read_rate(key)
+        if rate is None:
+            unknown.append(key)
+            table.add_row(what, "not measured here yet", "?")
+            continue
+        total += rate.seconds(items)
+        table.add_row(
+            what, f"{rate.per_second:,.1f}/s ({rate.measured})", duration(rate.seconds(items))
+        )
+    table.add_section()
+    table.add_row("[bold]measured stages[/bold]", "", f"[bold]{duration(total)}[/bold]")
+    out = console()
+    out.print(table)
+    out.print(f"rates measured on this machine are kept in {rates_path()}", highlight=False)
+    if unknown:
+        out.print(
+            f"not measured here yet: {'; '.join(unknown)} (a run of that stage measures it)",
+            highlight=False,
+            markup=False,
+        )

@@ -75,6 +75,11 @@ class PaidCallsAttribute:
         setattr(context.paid, self.name, value)
 
 
+def context_rate_key(model: str) -> str:
+    """The name of this machine's rate of contexts written by ``model``."""
+    return f"contexts written by {model}"
+
+
 class LLMContext(Placement):
     """Contexts written by ``llm`` from ``prompt``.
 
@@ -289,7 +294,8 @@ class LLMContext(Placement):
                 batch=self.batch,
                 rpm=self.rpm,
             )
-            with progress_bar(f"contextualizing {len(todo)} chunks ({self.llm.model})") as advance:
+            label = f"contextualizing {len(todo)} chunks ({self.llm.model})"
+            with progress_bar(label, rate_key=context_rate_key(self.llm.model)) as advance:
                 advance(0, len(todo))
                 doc_of = {row: d for d, rows in by_doc.items() for row in rows}
 

@@ -152,7 +152,8 @@ class Judge:
             def keep(key: str, response: LLMResponse) -> None:
                 self._keep(key, response, run)
 
-            with progress_bar(f"judging {len(todo)} pairs ({self.llm.model})") as advance:
+            label = f"judging {len(todo)} pairs ({self.llm.model})"
+            with progress_bar(label, rate_key=f"pairs judged by {self.llm.model}") as advance:
                 advance(0, len(todo))
                 if self.batch:
                     self.paid.call_batch([(k, self.request(p)) for k, p in todo], keep, advance)

@@ -161,7 +161,8 @@ class DocumentReader:
     def read(self, root: Path, files: list[Path]) -> ReadResult:
         """Parse ``files`` (under ``root``; ids are their relative paths) into documents."""
         result = ReadResult([])
-        with progress_bar(f"parsing {len(files):,} files in {root}", final_bar=False) as advance:
+        label = f"parsing {len(files):,} files in {root}"
+        with progress_bar(label, final_bar=False, rate_key="files parsed") as advance:
             advance(0, len(files))
             for path in files:
                 self._read_one(root, path, result)

@@ -282,7 +282,8 @@ class ExtractiveGenerator:
         languages: dict[str, str] = {}  # and its language
         out = []
         label = f"writing {len(requests):,} questions by the extractive rule"
-        with progress_bar(label, final_bar=False) as advance:
+        rate_key = "questions written by the extractive rule"
+        with progress_bar(label, final_bar=False, rate_key=rate_key) as advance:
             advance(0, len(requests))
             for request in requests:
                 doc = request.document

@@ -167,7 +167,8 @@ class LLMQuestionGenerator:
             self.calls.append(response)
 
         if todo:
-            with progress_bar(f"writing {len(todo)} questions ({self.llm.model})") as advance:
+            label = f"writing {len(todo)} questions ({self.llm.model})"
+            with progress_bar(label, rate_key=f"questions written by {self.llm.model}") as advance:
                 advance(0, len(todo))
                 self._run(todo, requests, rendered, keys, keep, advance)
         if self.paid.stopped:

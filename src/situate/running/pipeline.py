@@ -19,7 +19,7 @@ from situate.contexts.audit import Flag
 from situate.contexts.base import Contextualizer
 from situate.datasets.base import DatasetLoader
 from situate.dense.base import DenseIndex
-from situate.embedding.base import Embedder
+from situate.embedding.base import Embedder, embedding_rate_key
 from situate.embedding.truncation import TokenWindow, Truncation, warnings
 from situate.errors import SituateError
 from situate.evaluation.evaluate import Evaluation, Evaluator
@@ -333,7 +333,8 @@ class Pipeline:
 
     def _embedded(self, texts: list[str]) -> np.ndarray:
         """The vectors of the documents' ``texts`` (where ``execution`` embeds them), with a bar."""
-        with progress_bar(embedding_label(texts)) as advance:
+        model = str(self.embeddings.embedder.identity().get("model", self.embeddings.embedder.name))
+        with progress_bar(embedding_label(texts), rate_key=embedding_rate_key(model)) as advance:
             return self.execution.embed(self.embeddings, texts, "document", advance)
 
 

@@ -215,9 +215,8 @@ class SweepCache:
 def building(option: str, texts: int) -> Iterator[None]:
     """An index build as a stage a log can follow: its lines say how long it has run, and it
     counts its texts once built (an engine builds in one call, with no count of its own)."""
-    with progress_bar(
-        f"building the {option} index of {texts:,} texts", final_bar=False
-    ) as advance:
+    label = f"building the {option} index of {texts:,} texts"
+    with progress_bar(label, final_bar=False, rate_key=f"texts indexed by {option}") as advance:
         advance(0, texts)
         yield
         advance(texts)

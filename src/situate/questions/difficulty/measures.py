@@ -17,7 +17,7 @@ import numpy as np
 
 from situate.chunking.fixed import FixedChunker
 from situate.datasets.generated import GeneratedQuestion
-from situate.embedding.base import normalize
+from situate.embedding.base import embedding_rate_key, normalize
 from situate.errors import SituateError
 from situate.questions.filters import words
 from situate.questions.passages import windows
@@ -129,6 +129,7 @@ class DifficultyMeter:
         passage_words: int = 150,
         baselines: Sequence[str] = BASELINES,
         embed: Callable[..., np.ndarray] | None = None,
+        embedding_model: str | None = None,
         window_words: int = 200,
         overlap_words: int = 40,
         depth: int = 1000,
@@ -155,6 +156,8 @@ class DifficultyMeter:
         self.passage_words = passage_words
         self.baselines = list(baselines)
         self.embed = embed
+        # this machine's rate of the windows' embedding (its model's, shared with the runs')
+        self.embedding_rate_key = embedding_model and embedding_rate_key(embedding_model)
         self.depth = depth
         self.corpus = corpus = Corpus("difficulty", list(documents), [])
         chunker = FixedChunker(size=window_words, overlap=overlap_words, unit="words")
@@ -335,7 +338,8 @@ class DifficultyMeter:
             from situate.progress import progress_bar
 
             texts = [c.text for c in self.chunks]
-            with progress_bar(f"difficulty: embedding {len(texts)} windows") as advance:
+            label = f"difficulty: embedding {len(texts)} windows"
+            with progress_bar(label, rate_key=self.embedding_rate_key) as advance:
                 self._window_vectors = np.asarray(
                     self.embed_texts(texts, "document", advance), dtype=np.float32
                 )

@@ -210,6 +210,7 @@ def build(
         passage_words=passage_words,
         baselines=baselines,
         embed=embed,
+        embedding_model=None if embed is None else embedder.identity().get("model"),
         window_words=int(settings.get("window_words", 200)),
         overlap_words=int(settings.get("overlap_words", 40)),
         depth=settings.get("depth", 1000),
