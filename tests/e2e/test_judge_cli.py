@@ -12,7 +12,8 @@ from conftest import COOKBOOK, run_cli
 from situate.emulators.anthropic_api import AnthropicEmulator
 
 KEY = "emulator-key-test-judge-cli"
-STUDY = ["experiment=cookbook_replication", "dataset.max_documents=6"]
+# the int8 ONNX MiniLM: the judge is the point here, and the default embedder is tested elsewhere
+STUDY = ["experiment=cookbook_replication", "dataset.max_documents=6", "embedder=minilm_onnx"]
 pytestmark = pytest.mark.slow
 
 

@@ -33,6 +33,7 @@ def options(folder: Path, out: Path) -> list[str]:
     return [
         "dataset=folder", f"dataset.path={folder}", "chunker=markdown", "dataset.max_words=20",
         "dataset.min_words=5", "context=none", "eval.ks=[1,3,6]", f"output_dir={out}",
+        "embedder=minilm_onnx",  # the judge is the point here, not the embedder
     ]  # fmt: skip
 
 
