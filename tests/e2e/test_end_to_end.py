@@ -223,6 +223,7 @@ def test_parallel_sweep_builds_each_shared_index_once(cookbook_dir: Path, tmp_pa
     proc = run_cli(
         "run", "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "dataset.max_documents=3",
         "context=none,replay", "fusion=dense_only,rrf", f"output_dir={tmp_path}", "study=parallel",
+        "embedder=minilm_onnx",  # the lock is the point here, not the embedder
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = results(tmp_path / "multirun")
@@ -248,7 +249,7 @@ def test_parallel_sweep_builds_each_shared_index_once(cookbook_dir: Path, tmp_pa
 def test_sweep_on_a_local_ray_instance(cookbook_dir: Path, tmp_path: Path):
     proc = run_cli(
         "run", "-m", "hydra/launcher=ray_cluster", "dataset.max_documents=2", "context=none,replay",
-        "fusion=rrf", f"output_dir={tmp_path}", "study=ray",
+        "fusion=rrf", f"output_dir={tmp_path}", "study=ray", "embedder=minilm_onnx",
         env={"RAY_ADDRESS": "local"},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]

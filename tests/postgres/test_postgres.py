@@ -288,7 +288,8 @@ def test_cli_run_on_the_cookbook_slice_embedded_then_by_dsn(cookbook_dir: Path, 
     from conftest import run_cli
 
     output = Path(tempfile.mkdtemp(prefix="situate-pg-cli-"))
-    args = ("run", "dataset.max_documents=3", "dense=pgvector", "sparse=postgres_fts")
+    args = ("run", "dataset.max_documents=3", "dense=pgvector", "sparse=postgres_fts",
+            "embedder=minilm_onnx")  # the store is the point, not the embedder  # fmt: skip
     try:
         embedded = run_cli(*args, "tracking=none", f"output_dir={output}")
         assert embedded.returncode == 0, embedded.stderr[-3000:]

@@ -42,7 +42,7 @@ def test_the_study_resumes_after_a_kill_without_repeating_finished_trials(
     (tmp_path / "killer.py").write_text(KILLER)
     env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     args = ("run", "experiment=tune_fusion", "dataset.max_documents=4", f"output_dir={tmp_path}",
-            "hydra.sweeper.n_trials=4")  # fmt: skip
+            "hydra.sweeper.n_trials=4", "embedder=minilm_onnx")  # fmt: skip
     killed = run_cli(*args, "+hydra.callbacks.kill._target_=killer.KillAfterJobs",
                      "+hydra.callbacks.kill.jobs=3", env=env)  # fmt: skip
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
@@ -84,6 +84,7 @@ def test_the_study_resumes_after_a_kill_without_repeating_finished_trials(
 def test_a_second_objective_gives_a_pareto_front(cookbook_dir: Path, tmp_path: Path) -> None:
     # quality on dev against index size: the chunk size decides how many chunks there are
     proc = run_cli("run", "experiment=tune_fusion", "dataset.max_documents=4", "chunker=fixed",
+                   "embedder=minilm_onnx",  # the sweeper is the point here, not the embedder
                    "context=none", "chunker.size=int(interval(100,800))", "eval.ks=[1,5]",
                    "objective=[pass_at_5,n_chunks]", "hydra.sweeper.direction=[maximize,minimize]",
                    "hydra/sweeper/sampler=nsgaii", "hydra.sweeper.n_trials=5", "study=front",
