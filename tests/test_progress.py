@@ -24,8 +24,9 @@ class Clock:
 def test_lines_by_the_clock_with_rate_and_time_left() -> None:
     clock, out = Clock(), []
     lines = ProgressLines("embedding 1,000 texts", clock=clock, every_s=30, write=out.append)
+    lines.advance(0, 1000)  # the baseline: nothing from the cache
     clock.now = 10
-    lines.advance(100, 1000)  # first batch: 100 in 10 s, 900 left at 10/s = 90 s, announced
+    lines.advance(100)  # first batch: 100 in 10 s, 900 left at 10/s = 90 s, announced
     clock.now = 30
     lines.advance(100)  # 20 s since the last line: quiet
     clock.now = 40
@@ -46,8 +47,9 @@ def test_lines_by_the_clock_with_rate_and_time_left() -> None:
 def test_short_work_writes_nothing() -> None:
     clock, out = Clock(), []
     lines = ProgressLines("parsing 10 files", clock=clock, every_s=30, write=out.append)
+    lines.advance(0, 10)
     clock.now = 1
-    lines.advance(5, 10)  # 5 left at 5/s: a second, not announced
+    lines.advance(5)  # 5 left at 5/s: a second, not announced
     clock.now = 2
     lines.advance(5)
     lines.close()
@@ -67,8 +69,9 @@ def test_on_a_terminal_only_the_announcement_and_the_closing_line() -> None:
     lines = ProgressLines(
         "judging 300 pairs", clock=clock, every_s=30, periodic=False, write=out.append
     )
+    lines.advance(0, 300)
     clock.now = 2
-    lines.advance(10, 300)  # 290 left at 5/s = 58 s
+    lines.advance(10)  # 290 left at 5/s = 58 s
     clock.now = 62
     lines.advance(290)
     lines.close()
@@ -82,8 +85,9 @@ def test_off_a_terminal_a_thread_writes_a_line_when_no_batch_comes() -> None:
     clock, out = Clock(), []
     lines = ProgressLines("contextualizing 50 chunks", clock=clock, every_s=30, write=out.append)
     with progress_bar("contextualizing 50 chunks", terminal=False, lines=lines) as advance:
+        advance(0, 50)
         clock.now = 1
-        advance(1, 50)  # 49 left at 1/s: announced
+        advance(1)  # 49 left at 1/s: announced
         clock.now = 45  # no batch for 44 s: the thread writes the line
         wait_until(lambda: len(out) == 2, "the ticker's line")
         assert out[1] == "contextualizing 50 chunks: 1/50 (2%), 1.0/s, 0:00:49 left"
@@ -112,6 +116,7 @@ def test_output_to_a_file_gets_a_line_per_batch(tmp_path) -> None:
     script = (
         "from situate.progress import progress_bar\n"
         "with progress_bar('embedding 6 texts') as advance:\n"
+        "    advance(0, 6)\n"
         "    for _ in range(3):\n"
         "        advance(2, 6)\n"
     )
@@ -141,3 +146,15 @@ def test_a_usually_short_stage_prints_no_finished_bar_off_a_terminal(capsys) -> 
         advance(0, 3)
         advance(3)
     assert capsys.readouterr().err == ""
+
+
+def test_a_stage_that_starts_with_cached_items_counts_its_rate_from_what_it_computes() -> None:
+    """500 of 1,000 texts from the cache: the first batch's 100 in 10 s is 10/s, not 60/s."""
+    clock, out = Clock(), []
+    lines = ProgressLines("embedding 1,000 texts", clock=clock, every_s=30, write=out.append)
+    lines.advance(500, 1000)
+    clock.now = 10
+    lines.advance(100)  # 400 left at 10/s = 40 s
+    assert out == [
+        "embedding 1,000 texts: 400 of 1,000 to do, about 0:00:40 at 10.0/s (this run's first 100)"
+    ]

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 from situate.errors import SituateError
-from situate.stores.rates import Rate, read_rate, record_rate
+from situate.stores.rates import read_rate, record_rate
 
 LOG_EVERY_S = 30.0
 EVERY_S_VARIABLE = "SITUATE_PROGRESS_EVERY_S"  # another interval, in seconds (0: every batch)
@@ -61,9 +61,14 @@ def say(line: str) -> None:
 
 
 class ProgressLines:
-    """Done / total, rate and time left of one stage, written as lines by a clock: the first batch
-    measures the rate and announces long work, then a line whenever ``every_s`` has passed since
-    the last one (``tick`` writes it when no batch came), and a closing line if any was written."""
+    """Done / total, rate and time left of one stage, written as lines by a clock.
+
+    A stage's first ``advance`` is its baseline: what was already done (read from a cache) and
+    the total. Long work is announced then, from this machine's last rate of the stage, or else
+    after the first batch, at the rate that batch measured; then a line whenever ``every_s`` has
+    passed since the last one (``tick`` writes it when no batch came), and a closing line if any
+    was written. When it ends, the rate after the first batch (which pays a model's start-up) is
+    kept as the stage's rate on this machine (``rate_key``)."""
 
     def __init__(
         self,
@@ -73,7 +78,6 @@ class ProgressLines:
         periodic: bool = True,
         write: Callable[[str], None] = say,
         rate_key: str | None = None,
-        stored: Rate | None = None,
     ):
         self.description = description
         self.clock = clock
@@ -82,24 +86,29 @@ class ProgressLines:
         self.write = write
         self.done = 0
         self.total: int | None = None
-        self.started = clock()
-        self.last_line = self.started
+        self.started = self.last_line = clock()
+        self.baseline: tuple[int, float] | None = None  # (done, when) at the first advance
         self.first_done: tuple[int, float] | None = None  # (done, when) after the first batch
         self.lines = 0
         self.announced = False
         self.rate_key = rate_key  # where this machine's rate of the stage is kept
-        self.stored = stored if stored is not None or rate_key is None else read_rate(rate_key)
+        self.stored = read_rate(rate_key) if rate_key else None  # its rate the last time here
         self._lock = threading.Lock()
 
-    def rate(self, now: float) -> float | None:
-        """Items a second since the first batch (that batch pays a model's start-up), else over
-        the first batch alone."""
-        if self.first_done is None:
+    def measured(self, now: float) -> tuple[int, float] | None:
+        """``(items, seconds)`` the rate rests on: since the first batch, or that batch alone
+        while no other has come."""
+        if self.first_done is None or self.baseline is None:
             return None
         done0, when0 = self.first_done
         if self.done > done0 and now > when0:
-            return (self.done - done0) / (now - when0)
-        return done0 / (when0 - self.started) if when0 > self.started else None
+            return self.done - done0, now - when0
+        base_done, base_when = self.baseline
+        return (done0 - base_done, when0 - base_when) if when0 > base_when else None
+
+    def rate(self, now: float) -> float | None:
+        found = self.measured(now)
+        return found[0] / found[1] if found else None
 
     def advance(self, n: int, total: int | None = None) -> None:
         with self._lock:
@@ -107,9 +116,11 @@ class ProgressLines:
             if total is not None:
                 self.total = total
             self.done += n
-            if not self.announced and self.done == 0 and self.stored is not None:
-                self._announce_stored(now)
-            if self.first_done is None and self.done > 0:
+            if self.baseline is None:
+                self.baseline = (self.done, now)
+                if self.stored is not None:
+                    self._announce_stored(now)
+            elif self.first_done is None and self.done > self.baseline[0]:
                 self.first_done = (self.done, now)
                 self._announce(now)
             elif self.periodic and now - self.last_line >= self.every_s:
@@ -124,16 +135,16 @@ class ProgressLines:
 
     def close(self) -> None:
         with self._lock:
-            if self.rate_key is not None and self.first_done is not None:
-                done0, when0 = self.first_done  # the rate after start-up
-                record_rate(self.rate_key, self.done - done0, self.clock() - when0)
-            if self.lines:
-                now = self.clock()
-                rate = self.done / (now - self.started) if now > self.started else 0.0
+            now = self.clock()
+            found = self.measured(now)
+            if self.rate_key is not None and found is not None:
+                record_rate(self.rate_key, *found)
+            if self.lines and self.baseline is not None:
+                base_done, base_when = self.baseline
+                took = now - base_when
+                rate = (self.done - base_done) / took if took > 0 else 0.0
                 self._emit(
-                    f"{self.description}: {self._count()} in {duration(now - self.started)}"
-                    f", {rate:,.1f}/s",
-                    now,
+                    f"{self.description}: {self._count()} in {duration(took)}, {rate:,.1f}/s", now
                 )
 
     def _count(self) -> str:
@@ -142,13 +153,13 @@ class ProgressLines:
     def _announce_stored(self, now: float) -> None:
         """Before the first batch: how many and how long at the rate last measured here."""
         assert self.stored is not None
-        if not self.total:
+        if not self.total or self.total <= self.done:
             return
-        left = self.stored.seconds(self.total)
+        left = self.stored.seconds(self.total - self.done)
         self.announced = True
         if left >= self.every_s:
             self._emit(
-                f"{self.description}: {self.total:,} to do, about {duration(left)} at "
+                f"{self.description}: {self.total - self.done:,} to do, about {duration(left)} at "
                 f"{self.stored.per_second:,.1f}/s (measured on this machine "
                 f"{self.stored.measured})",
                 now,
@@ -163,9 +174,13 @@ class ProgressLines:
         if left >= self.every_s:
             self._emit(
                 f"{self.description}: {self.total - self.done:,} of {self.total:,} to do, about "
-                f"{duration(left)} at {rate:,.1f}/s (this run's first {self.done:,})",
+                f"{duration(left)} at {rate:,.1f}/s (this run's first {self._first_batch():,})",
                 now,
             )
+
+    def _first_batch(self) -> int:
+        assert self.first_done is not None and self.baseline is not None
+        return self.first_done[0] - self.baseline[0]
 
     def _line(self, now: float) -> None:
         rate = self.rate(now)

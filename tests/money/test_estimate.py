@@ -289,7 +289,7 @@ def test_cli_corpus_times_each_stage_at_this_machines_rates(monkeypatch, capsys)
     from situate.stores.rates import record_rate
 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    record_rate("embedding texts with all-MiniLM-L6-v2", 135, 10.0, date(2026, 12, 8))
+    record_rate("texts embedded by all-MiniLM-L6-v2", 135, 10.0, date(2026, 12, 8))
     args = [f"data_dir={COOKBOOK.parent}", "dataset.max_documents=3", "llm=claude_3_haiku",
             "+estimate={counter:local}"]  # fmt: skip
     assert estimate_main(args) == 0
@@ -298,6 +298,6 @@ def test_cli_corpus_times_each_stage_at_this_machines_rates(monkeypatch, capsys)
     row = next(line for line in out.splitlines() if "embedding 27 texts" in line)
     assert "13.5/s (2026-12-08)" in row and "0:00:02" in row  # 27 / 13.5
     assert "contexts of 27 chunks" in out
-    assert "not measured here yet: contexts written by claude-3-haiku-20240307" in " ".join(
+    assert "not measured here yet: contexts written by claude-3-haiku-20240307 at " in " ".join(
         out.split()
     )

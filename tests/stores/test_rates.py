@@ -6,15 +6,22 @@ from datetime import date
 from pathlib import Path
 
 from situate.progress import ProgressLines
-from situate.stores.rates import MIN_SECONDS, Rate, rates_path, read_rate, record_rate
+from situate.stores.rates import (
+    MIN_SECONDS,
+    Rate,
+    rate_key,
+    rates_path,
+    read_rate,
+    record_rate,
+)
 
 
 def test_a_rate_is_kept_and_read_back(rates_of_this_test: Path) -> None:
     assert rates_path() == rates_of_this_test
-    assert read_rate("embedding texts with all-MiniLM-L6-v2") is None
-    assert record_rate("embedding texts with all-MiniLM-L6-v2", 900, 60.0, date(2026, 12, 8))
+    assert read_rate("texts embedded by all-MiniLM-L6-v2") is None
+    assert record_rate("texts embedded by all-MiniLM-L6-v2", 900, 60.0, date(2026, 12, 8))
     assert record_rate("files parsed", 74, 37.0, date(2026, 12, 8))
-    rate = read_rate("embedding texts with all-MiniLM-L6-v2")
+    rate = read_rate("texts embedded by all-MiniLM-L6-v2")
     assert rate == Rate(15.0, 900, "2026-12-08")  # 900 / 60
     assert rate.seconds(28_141) == 28_141 / 15.0
     assert read_rate("files parsed") == Rate(2.0, 74, "2026-12-08")
@@ -45,7 +52,7 @@ def test_a_stage_records_its_rate_after_start_up_and_the_next_announces_from_it(
             return self.now
 
     clock, out = Clock(), []
-    key = "embedding texts with all-MiniLM-L6-v2"
+    key = "texts embedded by all-MiniLM-L6-v2"
     first = ProgressLines("embedding 1,000 chunks", clock=clock, write=out.append, rate_key=key)
     first.advance(0, 1000)  # nothing measured here yet: nothing said before the first batch
     clock.now = 8  # the model's start-up and the first batch
@@ -64,3 +71,15 @@ def test_a_stage_records_its_rate_after_start_up_and_the_next_announces_from_it(
     clock.now = 75
     second.advance(100)  # announced once: the first batch says nothing more
     assert len(out) == 1
+
+
+def test_a_rate_names_the_endpoint_it_was_measured_against() -> None:
+    local = {"provider": "sentence-transformers", "model": "all-MiniLM-L6-v2"}
+    api = {"model": "claude-haiku-4-5", "endpoint": "https://api.anthropic.com"}
+    emulated = {"model": "claude-haiku-4-5", "endpoint": "http://127.0.0.1:8765"}
+    assert rate_key("texts embedded", local) == "texts embedded by all-MiniLM-L6-v2"
+    assert rate_key("contexts written", api) == (
+        "contexts written by claude-haiku-4-5 at https://api.anthropic.com"
+    )
+    record_rate(rate_key("contexts written", emulated), 600, 10.0)
+    assert read_rate(rate_key("contexts written", api)) is None  # the emulator's is not the API's

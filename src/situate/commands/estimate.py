@@ -82,7 +82,7 @@ def main(args: list[str]) -> int:
         prompt = instantiate(cfg.prompt)
         llm = instantiate(cfg.llm)
         result = estimate_corpus(price, corpus, chunks, prompt, llm, ttl=ttl, **options)
-        stages = run_stages(cfg, len(corpus.documents), len(chunks))
+        stages = run_stages(cfg, llm, len(corpus.documents), len(chunks))
     configured = cfg.llm.get("min_cacheable_tokens")
     if configured is not None and configured != price.min_cacheable_tokens:
         result.notes.append(
@@ -95,20 +95,25 @@ def main(args: list[str]) -> int:
     return 0
 
 
-def run_stages(cfg, documents: int, chunks: int) -> list[tuple[str, str, int]]:
+def run_stages(cfg, llm, documents: int, chunks: int) -> list[tuple[str, str, int]]:
     """``(what, rate key, items)`` of a run's long stages on this corpus: its files parsed (a
-    folder), its contexts written, its chunks embedded."""
-    from situate.contexts.llm import context_rate_key
-    from situate.embedding.base import embedding_rate_key
+    folder), its contexts written by ``llm``, its chunks embedded by the configured embedder
+    (built, not loaded: its identity names the model and the endpoint the rate was kept for)."""
+    from hydra.utils import instantiate
+
+    from situate.stores.rates import rate_key
 
     stages = []
     if "parsers" in cfg.dataset:  # a folder of files (dataset=folder, generated)
         stages.append((f"parsing {documents:,} files", "files parsed", documents))
-    stages.append((f"contexts of {chunks:,} chunks", context_rate_key(str(cfg.llm.model)), chunks))
-    embedder = cfg.get("embedder")
-    model = embedder is not None and (embedder.get("model") or embedder.get("name"))
-    if model:
-        stages.append((f"embedding {chunks:,} texts", embedding_rate_key(str(model)), chunks))
+    stages.append(
+        (f"contexts of {chunks:,} chunks", rate_key("contexts written", llm.identity()), chunks)
+    )
+    if cfg.get("embedder") is not None:
+        embedder = instantiate(cfg.embedder)
+        stages.append(
+            (f"embedding {chunks:,} texts", rate_key("texts embedded", embedder.identity()), chunks)
+        )
     return stages
 
 
@@ -139,7 +144,11 @@ def render_times(stages: list[tuple[str, str, int]]) -> None:
     table.add_row("[bold]measured stages[/bold]", "", f"[bold]{duration(total)}[/bold]")
     out = console()
     out.print(table)
-    out.print(f"rates measured on this machine are kept in {rates_path()}", highlight=False)
+    out.print(
+        f"rates: what earlier runs measured on this machine ({rates_path()}); texts of another "
+        "length or another load run at another rate",
+        highlight=False,
+    )
     if unknown:
         out.print(
             f"not measured here yet: {'; '.join(unknown)} (a run of that stage measures it)",

@@ -56,6 +56,7 @@ from situate.paid.schedule import Schedule
 from situate.progress import progress_bar
 from situate.records import Chunk, Context, Corpus, Document
 from situate.stores.base import Stores
+from situate.stores.rates import rate_key
 
 log = logging.getLogger(__name__)
 
@@ -73,11 +74,6 @@ class PaidCallsAttribute:
 
     def __set__(self, context, value) -> None:
         setattr(context.paid, self.name, value)
-
-
-def context_rate_key(model: str) -> str:
-    """The name of this machine's rate of contexts written by ``model``."""
-    return f"contexts written by {model}"
 
 
 class LLMContext(Placement):
@@ -295,7 +291,9 @@ class LLMContext(Placement):
                 rpm=self.rpm,
             )
             label = f"contextualizing {len(todo)} chunks ({self.llm.model})"
-            with progress_bar(label, rate_key=context_rate_key(self.llm.model)) as advance:
+            with progress_bar(
+                label, rate_key=rate_key("contexts written", self.llm.identity())
+            ) as advance:
                 advance(0, len(todo))
                 doc_of = {row: d for d, rows in by_doc.items() for row in rows}
 

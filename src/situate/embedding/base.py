@@ -58,11 +58,6 @@ def normalize(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.maximum(norms, 1e-12)
 
 
-def embedding_rate_key(model: str) -> str:
-    """The name of this machine's rate of embedding with ``model`` (:mod:`situate.stores.rates`)."""
-    return f"embedding texts with {model}"
-
-
 class CachedEmbeddings:
     """Embeds texts through ``embedder``, paying only for texts not in the store.
 

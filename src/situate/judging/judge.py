@@ -24,6 +24,7 @@ from situate.paid.calls import PaidCalls
 from situate.paid.llm import LLMProvider, LLMRequest, LLMResponse
 from situate.progress import progress_bar
 from situate.stores.base import Stores
+from situate.stores.rates import rate_key
 from situate.threads import map_on_daemon_threads
 
 log = logging.getLogger(__name__)
@@ -153,7 +154,9 @@ class Judge:
                 self._keep(key, response, run)
 
             label = f"judging {len(todo)} pairs ({self.llm.model})"
-            with progress_bar(label, rate_key=f"pairs judged by {self.llm.model}") as advance:
+            with progress_bar(
+                label, rate_key=rate_key("pairs judged", self.llm.identity())
+            ) as advance:
                 advance(0, len(todo))
                 if self.batch:
                     self.paid.call_batch([(k, self.request(p)) for k, p in todo], keep, advance)

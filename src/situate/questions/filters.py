@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 import math
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
@@ -42,7 +41,7 @@ from situate.records import Corpus, Document
 from situate.sparse.bm25s_engine import Bm25sEngine
 from situate.stores.keys import content_hash
 from situate.stores.sqlite import BlobStore
-from situate.words.stopwords import ENGLISH, SPANISH, without_accents
+from situate.words.stopwords import ENGLISH, SPANISH, folded, without_accents
 
 log = logging.getLogger("situate")
 FILTERS = (
@@ -69,11 +68,7 @@ class QuestionFilter(Protocol):
 
 def words(text: str) -> list[str]:
     """Lower-cased, accent-free word tokens (letters and digits): how every filter compares text."""
-    folded = text.casefold()
-    if not folded.isascii():
-        decomposed = unicodedata.normalize("NFKD", folded)
-        folded = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return re.findall(r"\w+", folded)
+    return re.findall(r"\w+", folded(text))
 
 
 # -- dangling_reference ------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from situate.questions.prompts import (
 from situate.questions.store import GenerationStore, StoredGeneration
 from situate.stores.base import Stores
 from situate.stores.keys import content_hash
+from situate.stores.rates import rate_key
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +169,9 @@ class LLMQuestionGenerator:
 
         if todo:
             label = f"writing {len(todo)} questions ({self.llm.model})"
-            with progress_bar(label, rate_key=f"questions written by {self.llm.model}") as advance:
+            with progress_bar(
+                label, rate_key=rate_key("questions written", self.llm.identity())
+            ) as advance:
                 advance(0, len(todo))
                 self._run(todo, requests, rendered, keys, keep, advance)
         if self.paid.stopped:

@@ -19,7 +19,7 @@ from situate.contexts.audit import Flag
 from situate.contexts.base import Contextualizer
 from situate.datasets.base import DatasetLoader
 from situate.dense.base import DenseIndex
-from situate.embedding.base import Embedder, embedding_rate_key
+from situate.embedding.base import Embedder
 from situate.embedding.truncation import TokenWindow, Truncation, warnings
 from situate.errors import SituateError
 from situate.evaluation.evaluate import Evaluation, Evaluator
@@ -35,6 +35,7 @@ from situate.running.searcher import STAGE_DEPTH, Searcher, StageLists, timed_al
 from situate.running.sweep_cache import SweepCache
 from situate.sparse.base import SparseEngine
 from situate.stores.base import Stores
+from situate.stores.rates import rate_key
 from situate.stores.sqlite import SqliteStores
 
 log = logging.getLogger(__name__)
@@ -333,8 +334,8 @@ class Pipeline:
 
     def _embedded(self, texts: list[str]) -> np.ndarray:
         """The vectors of the documents' ``texts`` (where ``execution`` embeds them), with a bar."""
-        model = str(self.embeddings.embedder.identity().get("model", self.embeddings.embedder.name))
-        with progress_bar(embedding_label(texts), rate_key=embedding_rate_key(model)) as advance:
+        key = rate_key("texts embedded", self.embeddings.embedder.identity())
+        with progress_bar(embedding_label(texts), rate_key=key) as advance:
             return self.execution.embed(self.embeddings, texts, "document", advance)
 
 

@@ -1,9 +1,10 @@
 """The rates this machine has measured: items a second of each long stage, kept across runs.
 
 A long stage (embedding with a model, contexts written by an LLM, files parsed) records how fast
-it went when it ends, under a key that names the stage and its model ("embedding texts with
-all-MiniLM-L6-v2"). The next stage of that key announces its length before it starts, and
-``situate estimate`` prices a run's time beside its cost, from these rates. They describe this
+it went when it ends, under a key that names the stage, its model and the endpoint it calls
+(:func:`rate_key`: "texts embedded by all-MiniLM-L6-v2"). The next stage of that key announces
+its length before it starts, and ``situate estimate`` prices a run's time beside its cost, from
+these rates. They describe this
 machine, so they live in the user's cache (``~/.cache/situate/rates.json``, or the file
 :data:`RATES_VARIABLE` names), not in a project's outputs.
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -40,6 +42,14 @@ class Rate:
         return items / self.per_second
 
 
+def rate_key(stage: str, identity: Mapping[str, object]) -> str:
+    """The name of ``stage``'s rate with the model ``identity`` names, and the endpoint it calls
+    where it calls one: a rate measured against an emulator or another server is never read for
+    the real API ("contexts written by claude-haiku-4-5 at https://api.anthropic.com")."""
+    model, endpoint = identity.get("model", "?"), identity.get("endpoint")
+    return f"{stage} by {model}" + (f" at {endpoint}" if endpoint else "")
+
+
 def rates_path() -> Path:
     named = os.environ.get(RATES_VARIABLE, "").strip()
     if named:
@@ -51,7 +61,12 @@ def rates_path() -> Path:
 def _warn_once(what: str, error: Exception) -> None:
     if what not in _warned:
         _warned.add(what)
-        log.warning("rates of this machine: %s (%s); times are not estimated from it", what, error)
+        log.warning(
+            "rates of this machine: %s (%s); times are not estimated from it, and the next "
+            "stage that measures one writes the file anew",
+            what,
+            error,
+        )
 
 
 def _read(path: Path) -> dict:

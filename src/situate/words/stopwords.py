@@ -30,11 +30,15 @@ ENGLISH = frozenset(_ENGLISH.split())
 SPANISH = frozenset(_SPANISH.split())
 
 
+def folded(text: str) -> str:
+    """``text`` case-folded with its accents removed (NFKD, combining marks dropped), as every
+    accent-free comparison of words writes it ("Más" -> "mas")."""
+    text = text.casefold()
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
 def without_accents(words: Iterable[str]) -> frozenset[str]:
-    """``words`` case-folded with their accents removed (NFKD, combining marks dropped): the
-    list as accent-free word tokens write it ("más" -> "mas", "también" -> "tambien")."""
-    out = set()
-    for word in words:
-        decomposed = unicodedata.normalize("NFKD", word.casefold())
-        out.add("".join(c for c in decomposed if not unicodedata.combining(c)))
-    return frozenset(out)
+    """``words`` as accent-free word tokens write them (:func:`folded`: "también" -> "tambien")."""
+    return frozenset(folded(word) for word in words)

@@ -17,7 +17,7 @@ import numpy as np
 
 from situate.chunking.fixed import FixedChunker
 from situate.datasets.generated import GeneratedQuestion
-from situate.embedding.base import embedding_rate_key, normalize
+from situate.embedding.base import normalize
 from situate.errors import SituateError
 from situate.questions.filters import words
 from situate.questions.passages import windows
@@ -129,7 +129,7 @@ class DifficultyMeter:
         passage_words: int = 150,
         baselines: Sequence[str] = BASELINES,
         embed: Callable[..., np.ndarray] | None = None,
-        embedding_model: str | None = None,
+        embedding_rate_key: str | None = None,
         window_words: int = 200,
         overlap_words: int = 40,
         depth: int = 1000,
@@ -157,7 +157,7 @@ class DifficultyMeter:
         self.baselines = list(baselines)
         self.embed = embed
         # this machine's rate of the windows' embedding (its model's, shared with the runs')
-        self.embedding_rate_key = embedding_model and embedding_rate_key(embedding_model)
+        self.embedding_rate_key = embedding_rate_key
         self.depth = depth
         self.corpus = corpus = Corpus("difficulty", list(documents), [])
         chunker = FixedChunker(size=window_words, overlap=overlap_words, unit="words")

@@ -23,6 +23,7 @@ from situate.questions.difficulty.measures import (
     shifted_share,
 )
 from situate.records import Document
+from situate.stores.rates import rate_key
 
 NAME = "difficulty"  # the rejected_by of a candidate the target leaves out
 
@@ -210,7 +211,9 @@ def build(
         passage_words=passage_words,
         baselines=baselines,
         embed=embed,
-        embedding_model=None if embed is None else embedder.identity().get("model"),
+        embedding_rate_key=None
+        if embed is None
+        else rate_key("texts embedded", embedder.identity()),
         window_words=int(settings.get("window_words", 200)),
         overlap_words=int(settings.get("overlap_words", 40)),
         depth=settings.get("depth", 1000),
